@@ -1,0 +1,63 @@
+//! Errors from parsing or validating a schedule spec.
+
+/// Why a spec, zone or duration was rejected.
+///
+/// Every variant has a stable [`code`](SpecError::code); the `Display` text
+/// starts with that code and points at the offending field or character, e.g.
+/// `invalid_spec: day-of-month 32 out of range 1-31 at field 3`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The text does not follow the grammar in `docs/spec.md`.
+    #[error("invalid_spec: {message}")]
+    InvalidSpec {
+        /// What is wrong and where (field number or character offset).
+        message: String,
+    },
+    /// A duration such as `90s` or `1h30m` is malformed.
+    #[error("invalid_duration: {message}")]
+    InvalidDuration {
+        /// What is wrong and where.
+        message: String,
+    },
+    /// The zone is not in the bundled tz database.
+    #[error("invalid_time_zone: unknown time zone {name:?}")]
+    InvalidTimeZone {
+        /// The name that was given.
+        name: String,
+    },
+    /// An `@every` cadence below `EngineConfig::min_interval_ms`.
+    #[error("interval_too_short: every {interval_ms} ms is below the minimum of {min_ms} ms")]
+    IntervalTooShort {
+        /// The requested cadence.
+        interval_ms: i64,
+        /// The configured minimum.
+        min_ms: i64,
+    },
+    /// No occurrence within the search horizon.
+    #[error("spec_never_fires: no occurrence within {horizon_years} years")]
+    SpecNeverFires {
+        /// The horizon searched.
+        horizon_years: u32,
+    },
+}
+
+impl SpecError {
+    /// Stable machine-readable code, e.g. `"invalid_spec"`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SpecError::InvalidSpec { .. } => "invalid_spec",
+            SpecError::InvalidDuration { .. } => "invalid_duration",
+            SpecError::InvalidTimeZone { .. } => "invalid_time_zone",
+            SpecError::IntervalTooShort { .. } => "interval_too_short",
+            SpecError::SpecNeverFires { .. } => "spec_never_fires",
+        }
+    }
+
+    /// Shorthand for [`SpecError::InvalidSpec`].
+    pub fn invalid(message: impl Into<String>) -> SpecError {
+        SpecError::InvalidSpec {
+            message: message.into(),
+        }
+    }
+}

