@@ -7,8 +7,30 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod command;
+pub mod config;
+mod det;
+pub mod error;
+pub mod ids;
+pub mod input;
+pub mod job;
+pub mod name;
+pub mod payload;
+pub mod queue_config;
+pub mod reply;
+pub mod schedule_def;
 pub mod spec;
 pub mod time;
 
+pub use command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
+pub use config::{EngineConfig, Limits};
+pub use error::Error;
+pub use ids::{Epoch, FireId, JobId, LeaseToken};
+pub use input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
+pub use job::{Claimed, JobInfo, JobState};
+pub use payload::{Headers, Payload};
+pub use queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
+pub use reply::Reply;
+pub use schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
 pub use spec::{Spec, SpecError, SpecOptions};
 pub use time::Timestamp;

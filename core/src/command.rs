@@ -1,0 +1,277 @@
+//! Commands: everything the engine asks of its host, drained with
+//! [`Engine::poll_command`](crate::Engine::poll_command).
+
+use crate::ids::{Epoch, FireId, JobId};
+use crate::payload::{Headers, Payload};
+use crate::time::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// One output. Serialized externally tagged, camelCase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Command {
+    /// A schedule fired.
+    Fire(Fire),
+    /// Deliver a fire to an external queue, de-duplicated by `key`.
+    #[serde(rename_all = "camelCase")]
+    Enqueue {
+        /// The fire.
+        fire: FireId,
+        /// External queue.
+        queue: String,
+        /// Payload.
+        payload: Payload,
+        /// Idempotency key (the fire id for scheduled fires).
+        key: String,
+        /// Headers.
+        headers: Headers,
+        /// Leader epoch; stores reject a stale one.
+        epoch: Epoch,
+    },
+    /// A local queue has claimable work: wake idle workers.
+    #[serde(rename_all = "camelCase")]
+    Wake {
+        /// Queue.
+        queue: String,
+    },
+    /// Ask the worker holding this job to stop.
+    #[serde(rename_all = "camelCase")]
+    Cancel {
+        /// Job.
+        job: JobId,
+        /// Why.
+        reason: CancelReason,
+    },
+    /// Something worth observing.
+    Event(Event),
+}
+
+/// A fire of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fire {
+    /// Deterministic id (`<schedule>@<nominal_ms>` for scheduled fires).
+    pub fire_id: FireId,
+    /// Schedule name.
+    pub schedule: String,
+    /// Definition version that fired.
+    pub version: u64,
+    /// The grid boundary.
+    pub nominal: Timestamp,
+    /// Nominal plus jitter.
+    pub due_at: Timestamp,
+    /// Engine clock at firing (≥ `due_at`).
+    pub fired_at: Timestamp,
+    /// Why it fired.
+    pub reason: FireReason,
+    /// Leader epoch (0 standalone).
+    pub epoch: Epoch,
+    /// Target queue.
+    pub queue: String,
+    /// The job created in a local queue (`None` for external queues).
+    pub job: Option<JobId>,
+}
+
+/// Why a fire happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FireReason {
+    /// On time (the boundary was due at this advance's clock within the catch-up-free path).
+    Scheduled,
+    /// A missed boundary fired late after downtime.
+    Catchup,
+    /// `TriggerSchedule`.
+    Manual,
+    /// `Backfill`.
+    Backfill,
+    /// A `buffer_one` fire released when the previous one ended.
+    Buffered,
+}
+
+/// Why a job is being cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// `CancelJob`.
+    Requested,
+    /// A newer fire of the schedule under `cancel_previous`.
+    Superseded,
+}
+
+/// Why boundaries were skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Older than the catch-up window.
+    TooOld,
+    /// Beyond the catch-up cap (`catchup.max`).
+    CatchupCap,
+    /// The previous fire was in flight (`skip`, or `buffer_one` with one already buffered).
+    Overlap,
+    /// The schedule was paused.
+    Paused,
+    /// The target queue is full (`live_jobs` limit) or rejected the job.
+    QueueFull,
+}
+
+/// Observability events.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+#[non_exhaustive]
+pub enum Event {
+    /// Boundaries skipped: one aggregated event per schedule, reason and advance.
+    #[serde(rename_all = "camelCase")]
+    FireSkipped {
+        /// Schedule.
+        schedule: String,
+        /// Why.
+        reason: SkipReason,
+        /// How many boundaries.
+        count: u64,
+        /// First skipped boundary.
+        first: Timestamp,
+        /// Last skipped boundary.
+        last: Timestamp,
+    },
+    /// A buffered fire is waiting (`buffer_one`).
+    #[serde(rename_all = "camelCase")]
+    FireBuffered {
+        /// Schedule.
+        schedule: String,
+        /// The boundary.
+        nominal: Timestamp,
+    },
+    /// An external fire was not settled within the queue's `lease_ms`; it now counts as settled.
+    #[serde(rename_all = "camelCase")]
+    FireUnsettled {
+        /// The fire.
+        fire: FireId,
+    },
+    /// The schedule will not fire again (end reached, max fires, one-shot done).
+    #[serde(rename_all = "camelCase")]
+    ScheduleCompleted {
+        /// Schedule.
+        schedule: String,
+        /// `end_at`, `max_fires` or `exhausted`.
+        reason: String,
+    },
+    /// A failed attempt will be retried.
+    #[serde(rename_all = "camelCase")]
+    JobRetried {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// The attempt that failed.
+        attempt: u32,
+        /// When it runs again.
+        run_at: Timestamp,
+        /// The failure text.
+        error: String,
+    },
+    /// A lease ran out: counted as a failed attempt.
+    #[serde(rename_all = "camelCase")]
+    LeaseExpired {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// The attempt whose lease expired.
+        attempt: u32,
+    },
+    /// Out of attempts; kept as a dead letter.
+    #[serde(rename_all = "camelCase")]
+    JobDead {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Dropped: out of attempts without dead-lettering, or evicted beyond a bound.
+    #[serde(rename_all = "camelCase")]
+    JobDropped {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// `exhausted` or `dead_letter_limit`.
+        reason: String,
+    },
+    /// A job completed.
+    #[serde(rename_all = "camelCase")]
+    JobCompleted {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+    },
+    /// A job was cancelled.
+    #[serde(rename_all = "camelCase")]
+    JobCancelled {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// Why.
+        reason: CancelReason,
+    },
+    /// Leadership ended (expired or revoked); nothing fires until it returns.
+    #[serde(rename_all = "camelCase")]
+    LeadershipLost {
+        /// The epoch that ended.
+        epoch: crate::ids::Epoch,
+    },
+    /// A named lease expired without renewal.
+    #[serde(rename_all = "camelCase")]
+    NamedLeaseExpired {
+        /// Lease name.
+        name: String,
+        /// Its last token.
+        token: crate::ids::LeaseToken,
+    },
+    /// `now` was earlier than the engine clock and was clamped to it.
+    #[serde(rename_all = "camelCase")]
+    ClockClamped {
+        /// The `now` given.
+        given: Timestamp,
+        /// The engine clock used instead.
+        clock: Timestamp,
+    },
+    /// A queue was declared implicitly with defaults.
+    #[serde(rename_all = "camelCase")]
+    QueueCreated {
+        /// Queue.
+        queue: String,
+    },
+}
+
+/// The engine's pending commands, in emission order.
+#[derive(Debug, Default)]
+pub(crate) struct Output {
+    queue: std::collections::VecDeque<Command>,
+}
+
+impl Output {
+    /// Appends a command.
+    pub(crate) fn push(&mut self, cmd: Command) {
+        self.queue.push_back(cmd);
+    }
+
+    /// Appends an event.
+    pub(crate) fn event(&mut self, ev: Event) {
+        self.queue.push_back(Command::Event(ev));
+    }
+
+    /// Takes the oldest command.
+    pub(crate) fn pop(&mut self) -> Option<Command> {
+        self.queue.pop_front()
+    }
+
+    /// Commands waiting.
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,87 @@
+//! Engine configuration and limits.
+
+use serde::{Deserialize, Serialize};
+
+/// How an engine is set up; part of its snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Seed for every deterministic "random" choice (jitter, retry backoff).
+    pub seed: u64,
+    /// `true`: always leader (epoch 0). `false`: fire only while a
+    /// `Leadership` grant is valid.
+    pub standalone: bool,
+    /// Smallest accepted `@every` cadence.
+    pub min_interval_ms: i64,
+    /// How far ahead a spec must have an occurrence.
+    pub horizon_years: u32,
+    /// Bounds on everything the engine holds or does per call.
+    pub limits: Limits,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            seed: 0,
+            standalone: true,
+            min_interval_ms: 1000,
+            horizon_years: 100,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Bounds; every one is enforced with a typed error or a reported drop.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest payload (JSON text bytes).
+    pub payload_bytes: usize,
+    /// Longest schedule, queue, lease, worker name.
+    pub name_chars: usize,
+    /// Most schedules.
+    pub schedules: usize,
+    /// Most jobs one `Claim` may take.
+    pub claim_batch: u32,
+    /// Most catch-up fires per schedule per advance (DESIGN default 64).
+    pub catchup_fires: u32,
+    /// Most fires one `Backfill` may produce.
+    pub backfill_fires: u32,
+    /// Most fires per advance; the rest go on the next one (`poll_timeout` = now).
+    pub fires_per_advance: u32,
+    /// Most live (non-terminal) jobs.
+    pub live_jobs: usize,
+    /// Most remembered dedup keys.
+    pub dedup_keys: usize,
+    /// Most dead letters kept per queue (oldest beyond are dropped, reported).
+    pub dead_letters_per_queue: usize,
+    /// Most completed jobs kept per queue (retention default).
+    pub completed_per_queue: usize,
+    /// Most queued commands before `handle` refuses work (`Backpressure`) until drained.
+    pub pending_commands: usize,
+    /// Longest error text / note kept (longer is truncated on a char boundary).
+    pub text_bytes: usize,
+    /// Most headers per job.
+    pub headers: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            payload_bytes: 1 << 20,
+            name_chars: 128,
+            schedules: 1_000_000,
+            claim_batch: 1_000,
+            catchup_fires: 64,
+            backfill_fires: 10_000,
+            fires_per_advance: 100_000,
+            live_jobs: 10_000_000,
+            dedup_keys: 1_000_000,
+            dead_letters_per_queue: 100_000,
+            completed_per_queue: 1_000,
+            pending_commands: 1_000_000,
+            text_bytes: 4_096,
+            headers: 64,
+        }
+    }
+}

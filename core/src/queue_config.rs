@@ -1,0 +1,160 @@
+//! Queue configuration and statistics.
+
+use crate::time::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// A queue's configuration; `DeclareQueue` creates or updates it (changes
+/// apply to new attempts).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Queue name (naming rule).
+    pub name: String,
+    /// Local (jobs held by the engine) or external (fires become `Enqueue` commands).
+    #[serde(default)]
+    pub mode: QueueMode,
+    /// Claim lease; for external queues, how long a fire may stay unsettled.
+    #[serde(default = "defaults::lease_ms")]
+    pub lease_ms: i64,
+    /// Attempts before dead-lettering (or dropping).
+    #[serde(default = "defaults::max_attempts")]
+    pub max_attempts: u32,
+    /// Retry backoff.
+    #[serde(default)]
+    pub backoff: Backoff,
+    /// `true`: exhausted jobs become `dead` (kept); `false`: `dropped`.
+    #[serde(default = "defaults::yes")]
+    pub dead_letter: bool,
+    /// How long finished jobs are kept.
+    #[serde(default)]
+    pub retention: Retention,
+    /// How long an idempotency key is remembered.
+    #[serde(default = "defaults::dedup_window_ms")]
+    pub dedup_window_ms: i64,
+}
+
+mod defaults {
+    pub fn lease_ms() -> i64 {
+        60_000
+    }
+    pub fn max_attempts() -> u32 {
+        5
+    }
+    pub fn yes() -> bool {
+        true
+    }
+    pub fn dedup_window_ms() -> i64 {
+        24 * 3_600_000
+    }
+}
+
+impl QueueConfig {
+    /// A queue with every default (what implicit declaration uses).
+    pub fn new(name: impl Into<String>) -> QueueConfig {
+        QueueConfig {
+            name: name.into(),
+            mode: QueueMode::Local,
+            lease_ms: defaults::lease_ms(),
+            max_attempts: defaults::max_attempts(),
+            backoff: Backoff::default(),
+            dead_letter: true,
+            retention: Retention::default(),
+            dedup_window_ms: defaults::dedup_window_ms(),
+        }
+    }
+}
+
+/// Where a queue's jobs live.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueMode {
+    /// Jobs are held, claimed and completed through the engine.
+    #[default]
+    Local,
+    /// Fires are handed to an external transport (`Command::Enqueue`).
+    External,
+}
+
+/// Exponential backoff with equal jitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Backoff {
+    /// First retry delay scale.
+    pub base_ms: i64,
+    /// Largest delay.
+    pub cap_ms: i64,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            base_ms: 5_000,
+            cap_ms: 3_600_000,
+        }
+    }
+}
+
+/// How many finished (completed/cancelled/dropped) jobs are kept, and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Retention {
+    /// Most finished jobs kept per queue.
+    pub completed_max: u32,
+    /// Longest time a finished job is kept.
+    pub completed_ms: i64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            completed_max: 1_000,
+            completed_ms: 24 * 3_600_000,
+        }
+    }
+}
+
+/// Counts and totals for one queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueStats {
+    /// Queue name.
+    pub queue: String,
+    /// Jobs waiting for `run_at`.
+    pub scheduled: u64,
+    /// Jobs ready to claim.
+    pub available: u64,
+    /// Jobs under lease.
+    pub claimed: u64,
+    /// Completed jobs still retained.
+    pub completed: u64,
+    /// Dead letters.
+    pub dead: u64,
+    /// Cancelled jobs still retained.
+    pub cancelled: u64,
+    /// Age of the oldest available job at the engine clock.
+    pub oldest_available_age_ms: Option<i64>,
+    /// Totals since creation.
+    pub totals: QueueTotals,
+    /// The engine clock these stats are as of.
+    pub as_of: Option<Timestamp>,
+}
+
+/// Monotonic counters per queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueTotals {
+    /// Jobs accepted (not counting de-duplicated enqueues).
+    pub enqueued: u64,
+    /// Jobs completed.
+    pub completed: u64,
+    /// Attempts that failed and were retried.
+    pub retried: u64,
+    /// Jobs dead-lettered.
+    pub dead: u64,
+    /// Jobs dropped.
+    pub dropped: u64,
+    /// Leases that expired.
+    pub expired: u64,
+    /// Jobs cancelled.
+    pub cancelled: u64,
+}

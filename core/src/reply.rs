@@ -1,0 +1,118 @@
+//! Replies: what `handle` returns for each input.
+
+use crate::ids::{FireId, JobId, LeaseToken};
+use crate::job::{Claimed, JobState};
+use crate::schedule_def::ScheduleStatus;
+use crate::time::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// The answer to one input. Serialized externally tagged, camelCase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Reply {
+    /// `Advance` done.
+    Advanced,
+    /// `DeclareQueue`.
+    #[serde(rename_all = "camelCase")]
+    QueueDeclared {
+        /// `true` if it did not exist.
+        created: bool,
+        /// `false` if the config was identical.
+        changed: bool,
+    },
+    /// `UpsertSchedule`.
+    #[serde(rename_all = "camelCase")]
+    ScheduleUpserted {
+        /// Definition version (unchanged on a no-op).
+        version: u64,
+        /// Next boundary, if any.
+        next_fire: Option<Timestamp>,
+        /// Whether anything changed.
+        changed: bool,
+    },
+    /// `RemoveSchedule`.
+    #[serde(rename_all = "camelCase")]
+    ScheduleRemoved {
+        /// Whether it existed.
+        existed: bool,
+    },
+    /// `PauseSchedule` / `ResumeSchedule`.
+    #[serde(rename_all = "camelCase")]
+    ScheduleStatus {
+        /// The resulting status.
+        status: ScheduleStatus,
+    },
+    /// `TriggerSchedule`: the manual fire, or `None` if the overlap policy
+    /// skipped or buffered it (see the events).
+    #[serde(rename_all = "camelCase")]
+    Triggered {
+        /// The fire id.
+        fire: Option<FireId>,
+        /// `true` if it was buffered (`buffer_one`).
+        buffered: bool,
+    },
+    /// `Backfill`.
+    #[serde(rename_all = "camelCase")]
+    Backfilled {
+        /// Fire ids, in time order.
+        fires: Vec<FireId>,
+        /// Boundaries skipped by the overlap policy.
+        skipped: u64,
+    },
+    /// `Enqueue`.
+    #[serde(rename_all = "camelCase")]
+    Enqueued {
+        /// The job (an existing one if de-duplicated).
+        job: JobId,
+        /// `true` if an existing job with the same key was returned.
+        deduplicated: bool,
+    },
+    /// `Claim`.
+    #[serde(rename_all = "camelCase")]
+    Claimed {
+        /// Leased jobs (possibly none).
+        jobs: Vec<Claimed>,
+    },
+    /// `Heartbeat`.
+    #[serde(rename_all = "camelCase")]
+    LeaseExtended {
+        /// New deadline.
+        deadline: Timestamp,
+    },
+    /// `Complete`, `Fail`, `CancelJob`.
+    #[serde(rename_all = "camelCase")]
+    Job {
+        /// Job.
+        job: JobId,
+        /// Its state now.
+        state: JobState,
+        /// For a retried job, when it runs again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_at: Option<Timestamp>,
+    },
+    /// `Redrive` / `PurgeDead`.
+    #[serde(rename_all = "camelCase")]
+    Count {
+        /// Jobs affected.
+        count: u64,
+    },
+    /// `FireSettled`.
+    FireSettled,
+    /// `Leadership`.
+    #[serde(rename_all = "camelCase")]
+    Leadership {
+        /// Whether the engine may fire now.
+        leader: bool,
+    },
+    /// `AcquireLease` / `RenewLease`.
+    #[serde(rename_all = "camelCase")]
+    Lease {
+        /// Fencing token (strictly increasing per lease name on acquire).
+        token: LeaseToken,
+        /// Expiry.
+        expires_at: Timestamp,
+    },
+    /// `ReleaseLease`.
+    LeaseReleased,
+}
