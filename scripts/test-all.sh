@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every check and test chime has, on a fresh Debian 12 machine with rustup.
+# Installs what it needs first (idempotent): the wasm32 target, rustfmt, clippy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "toolchain components"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+rustup target add wasm32-unknown-unknown
+
+step "format"
+cargo fmt --all --check
+
+step "clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "core builds for wasm32 with no JS glue"
+cargo build -p chime-core --target wasm32-unknown-unknown --locked
+
+step "tests"
+cargo test --workspace --locked
+
+step "doc tests and docs build without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core --no-deps --locked
+
+echo
+echo "all checks passed"
