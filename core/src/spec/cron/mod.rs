@@ -1,41 +1,94 @@
 //! Cron expressions as bitsets, matched in civil (local) time.
 //!
-//! STUB: helper A replaces this file's body; the API below is the contract
-//! used by `spec::dst`.
+//! The grammar is documented in `docs/spec.md`: 5 fields (minute hour
+//! day-of-month month day-of-week), 6 (seconds first) or 7 (plus year);
+//! `* ? , - /`, month and weekday names, `L`, `L-n`, `LW`, `nW`, `nL`, `n#k`,
+//! the `+` (AND) modifier on day-of-week, macros such as `@daily`, and an
+//! optional `CRON_TZ=`/`TZ=` prefix.
+//!
+//! Times here are *local seconds*: a civil date-time counted as if it were
+//! UTC seconds since 1970-01-01T00:00:00 (see [`crate::spec::civil`]). Zones
+//! and DST are applied on top by `spec::dst`. Searching never scans minute
+//! by minute: it jumps month → day → hour → minute → second through bitsets,
+//! computing one day mask per month visited, and does not allocate.
+
+mod days;
+mod display;
+mod field;
+mod matcher;
+mod parse;
+#[cfg(test)]
+mod tests;
+mod years;
 
 use super::SpecError;
 
 /// A parsed cron expression (5, 6 or 7 fields, or a macro).
+///
+/// Its `Display` is a normalized 6-field form (7 with a year field), e.g.
+/// `0 */15 9-17 * * 1-5` for `*/15 9-17 * * MON-FRI`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CronSpec {}
+pub struct CronSpec {
+    /// Bit `s` for second `s` (0..=59).
+    seconds: u64,
+    /// Bit `m` for minute `m` (0..=59).
+    minutes: u64,
+    /// Bit `h` for hour `h` (0..=23).
+    hours: u32,
+    /// Bit `m` for month `m` (1..=12).
+    months: u16,
+    /// Day-of-month and day-of-week rules.
+    days: days::Days,
+    /// The year field, when one was given and is not `*`.
+    years: Option<years::Years>,
+}
 
 /// A cron expression plus the zone named by a `CRON_TZ=`/`TZ=` prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedCron {
     /// The fields.
     pub cron: CronSpec,
-    /// The zone from the prefix, if any.
+    /// The zone from the prefix, if any (not validated here).
     pub tz: Option<String>,
 }
 
 impl CronSpec {
     /// Parses cron text (with optional `CRON_TZ=`/`TZ=` prefix or a macro).
-    pub fn parse(_text: &str) -> Result<ParsedCron, SpecError> {
-        todo!()
+    ///
+    /// Errors are [`SpecError::InvalidSpec`] naming the field (1-based, the
+    /// prefix not counted) and, for a bad character, its column, e.g.
+    /// `invalid_spec: day-of-month 32 out of range 1-31 at field 3`.
+    pub fn parse(text: &str) -> Result<ParsedCron, SpecError> {
+        parse::parse(text)
     }
 
     /// The first local second `>= from` and `< limit` that matches, if any.
-    pub fn next_civil(&self, _from: i64, _limit: i64) -> Option<i64> {
-        todo!()
+    ///
+    /// The search also ends at 10000-01-01T00:00:00 and starts no earlier
+    /// than 0001-01-01T00:00:00. It costs a few tens of nanoseconds for
+    /// common expressions and is bounded by the number of months between
+    /// `from` and `limit`.
+    pub fn next_civil(&self, from: i64, limit: i64) -> Option<i64> {
+        self.search(from, limit)
     }
 
     /// Whether local second `local` matches every field.
-    pub fn matches_civil(&self, _local: i64) -> bool {
-        todo!()
+    pub fn matches_civil(&self, local: i64) -> bool {
+        self.matches(local)
     }
 
     /// Second, minute and hour fields each select exactly one value.
+    ///
+    /// Under `dst: auto` such an expression shifts out of a spring-forward
+    /// gap and fires once in a repeated hour (see `docs/dst.md`).
     pub fn is_fixed_time(&self) -> bool {
-        todo!()
+        self.seconds.count_ones() == 1
+            && self.minutes.count_ones() == 1
+            && self.hours.count_ones() == 1
+    }
+
+    /// Whether the expression has a year field other than `*`.
+    pub fn has_years(&self) -> bool {
+        self.years.is_some()
     }
 }

@@ -1,0 +1,327 @@
+//! One cron field as written: its kind, position, and the generic item
+//! grammar (`*`, `n`, `a-b`, `*/s`, `a-b/s`, `a/s`, names) shared by every
+//! field. Day-specific modifiers (`L`, `W`, `#`) live in `days.rs`.
+
+use crate::spec::SpecError;
+
+/// Static description of a field: its name in messages, value range, names.
+#[derive(Debug)]
+pub(super) struct Kind {
+    /// Name used in error messages, e.g. `day-of-month`.
+    pub name: &'static str,
+    /// Smallest value.
+    pub min: u32,
+    /// Largest value accepted as written (7 for day-of-week).
+    pub max: u32,
+    /// Largest value a wildcard or an open step (`a/s`) reaches (6 for
+    /// day-of-week, so `*/2` is `0,2,4,6` and never adds a second Sunday).
+    pub wild_max: u32,
+    /// Largest step: the number of distinct values the field can take.
+    pub step_max: u32,
+    /// Three-letter names for `min..`, upper case (months, weekdays).
+    pub names: &'static [&'static str],
+}
+
+pub(super) static SECOND: Kind = Kind::plain("second", 0, 59);
+pub(super) static MINUTE: Kind = Kind::plain("minute", 0, 59);
+pub(super) static HOUR: Kind = Kind::plain("hour", 0, 23);
+pub(super) static DOM: Kind = Kind::plain("day-of-month", 1, 31);
+pub(super) static YEAR: Kind = Kind::plain("year", 1970, 9999);
+pub(super) static MONTH: Kind = Kind {
+    names: &[
+        "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+    ],
+    ..Kind::plain("month", 1, 12)
+};
+pub(super) static DOW: Kind = Kind {
+    name: "day-of-week",
+    min: 0,
+    max: 7,
+    wild_max: 6,
+    step_max: 7,
+    names: &["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"],
+};
+
+impl Kind {
+    const fn plain(name: &'static str, min: u32, max: u32) -> Kind {
+        Kind {
+            name,
+            min,
+            max,
+            wild_max: max,
+            step_max: max - min + 1,
+            names: &[],
+        }
+    }
+}
+
+/// An arithmetic run of values `lo, lo+step, … <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Run {
+    pub lo: u32,
+    pub hi: u32,
+    pub step: u32,
+}
+
+impl Run {
+    /// The values as bits (`bit v` set for value `v`); fields up to 63 only.
+    pub fn bits(self) -> u64 {
+        debug_assert!(self.hi < 64 && self.step >= 1);
+        let mut bits = 0u64;
+        let mut v = self.lo;
+        while v <= self.hi {
+            bits |= 1 << v;
+            v += self.step;
+        }
+        bits
+    }
+}
+
+/// A field of the expression as written, for parsing and error messages.
+pub(super) struct Field<'a> {
+    pub kind: &'static Kind,
+    /// The field's text as written (without a leading `+`).
+    pub text: &'a str,
+    /// 1-based position among the cron fields (a prefix is not counted).
+    pub number: usize,
+    /// 0-based character column of `text` in the whole expression.
+    pub column: usize,
+}
+
+impl<'a> Field<'a> {
+    /// An error about the field as a whole: `… at field N`.
+    pub fn err(&self, what: impl std::fmt::Display) -> SpecError {
+        SpecError::invalid(format!("{what} at field {}", self.number))
+    }
+
+    /// An error about the character at byte `offset` of the field text.
+    pub fn err_at(&self, offset: usize, what: impl std::fmt::Display) -> SpecError {
+        let column = self.column + self.text[..offset].chars().count() + 1;
+        SpecError::invalid(format!("{what} at field {}, column {column}", self.number))
+    }
+
+    /// Splits the field into list items, each with its byte offset; an empty
+    /// item (`1,,2`, `1,`) is an error.
+    pub fn items(&self) -> Result<impl Iterator<Item = (usize, &'a str)> + 'a, SpecError> {
+        let text = self.text;
+        let mut offset = 0;
+        for item in text.split(',') {
+            if item.is_empty() {
+                return Err(self.err_at(
+                    offset.min(text.len()),
+                    format_args!("empty list item in {} {text:?}", self.kind.name),
+                ));
+            }
+            offset += item.len() + 1;
+        }
+        let mut offset = 0;
+        Ok(text.split(',').map(move |item| {
+            let at = offset;
+            offset += item.len() + 1;
+            (at, item)
+        }))
+    }
+
+    /// Parses one generic item at byte `at`: `*`, `v`, `a-b`, `*/s`, `a-b/s`
+    /// or `a/s` (= `a-max/s`).
+    pub fn run(&self, at: usize, item: &str) -> Result<Run, SpecError> {
+        let kind = self.kind;
+        let (base, step) = match item.split_once('/') {
+            Some((base, step)) => (base, Some(self.step(at + base.len() + 1, step)?)),
+            None => (item, None),
+        };
+        let (lo, hi) = if base == "*" {
+            (kind.min, kind.wild_max)
+        } else if let Some((a, b)) = base.split_once('-') {
+            let lo = self.value(at, a, None)?;
+            let hi = self.value(at + a.len() + 1, b, Some(lo))?;
+            if lo > hi {
+                let top = kind.wild_max;
+                return Err(self.err(format_args!(
+                    "{} range {a}-{b} is reversed (wraparound ranges are not supported; \
+                     write {lo}-{top},{}-{hi})",
+                    kind.name, kind.min
+                )));
+            }
+            (lo, hi)
+        } else {
+            let v = self.value(at, base, None)?;
+            match step {
+                Some(_) => (v, kind.wild_max.max(v)),
+                None => (v, v),
+            }
+        };
+        Ok(Run {
+            lo,
+            hi,
+            step: step.unwrap_or(1),
+        })
+    }
+
+    fn step(&self, at: usize, text: &str) -> Result<u32, SpecError> {
+        let kind = self.kind;
+        if text.is_empty() {
+            return Err(self.err_at(at, format_args!("missing step after '/' in {}", kind.name)));
+        }
+        if let Some((i, c)) = text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+            return Err(self.bad_char(at + i, c));
+        }
+        let step = parse_digits(text);
+        if step == 0 {
+            return Err(self.err(format_args!("{} step 0 is not allowed", kind.name)));
+        }
+        if step > u64::from(kind.step_max) {
+            return Err(self.err(format_args!(
+                "{} step {text} is larger than {}",
+                kind.name, kind.step_max
+            )));
+        }
+        Ok(step as u32)
+    }
+
+    /// Parses a number or name at byte `at`. `range_start` is `Some(lo)` for
+    /// the end of a range, where `SUN` means 7 so `FRI-SUN` works.
+    pub fn value(&self, at: usize, text: &str, range_start: Option<u32>) -> Result<u32, SpecError> {
+        let kind = self.kind;
+        if text.is_empty() {
+            let what = if range_start.is_some() {
+                "missing range end"
+            } else {
+                "missing value"
+            };
+            return Err(self.err_at(at, format_args!("{what} in {} {:?}", kind.name, self.text)));
+        }
+        if text.bytes().all(|b| b.is_ascii_digit()) {
+            let v = parse_digits(text);
+            if v < u64::from(kind.min) || v > u64::from(kind.max) {
+                return Err(self.err(format_args!(
+                    "{} {text} out of range {}-{}",
+                    kind.name, kind.min, kind.max
+                )));
+            }
+            return Ok(v as u32);
+        }
+        let alpha = text.bytes().all(|b| b.is_ascii_alphabetic());
+        if alpha && !kind.names.is_empty() {
+            let Some(i) = kind.names.iter().position(|n| n.eq_ignore_ascii_case(text)) else {
+                return Err(self.err_at(at, format_args!("unknown {} name {text:?}", kind.name)));
+            };
+            let v = kind.min + i as u32;
+            // `FRI-SUN`: a Sunday closing a range is 7.
+            return Ok(match range_start {
+                Some(lo) if v == 0 && lo > 0 => 7,
+                _ => v,
+            });
+        }
+        let (i, c) = text
+            .char_indices()
+            .find(|(_, c)| !c.is_ascii_digit())
+            .unwrap_or((0, '?'));
+        Err(self.bad_char(at + i, c))
+    }
+
+    /// An error for a character that has no place here, naming the fields
+    /// where it would be valid.
+    pub fn bad_char(&self, at: usize, c: char) -> SpecError {
+        let name = self.kind.name;
+        let (dom, dow) = (name == DOM.name, name == DOW.name);
+        let day = dom || dow;
+        let msg = match c.to_ascii_uppercase() {
+            '?' if day => format!("'?' must be the whole {name} field"),
+            '?' => "'?' is only allowed in day-of-month and day-of-week".to_string(),
+            'L' if dom => "'L' in day-of-month must be L, L-n or LW".to_string(),
+            'L' if dow => "'L' in day-of-week must follow a weekday, as in 5L or FRI#L".to_string(),
+            'L' => "'L' is only allowed in day-of-month and day-of-week".to_string(),
+            'W' if dom => "'W' must follow a single day of month, as in 15W or LW".to_string(),
+            'W' => "'W' is only allowed in day-of-month".to_string(),
+            '#' if dow => "'#' must join a weekday and an occurrence, as in 5#3".to_string(),
+            '#' => "'#' is only allowed in day-of-week".to_string(),
+            '+' => "'+' is only allowed at the start of the day-of-week field".to_string(),
+            _ => format!("unexpected character {c:?} in {name} {:?}", self.text),
+        };
+        self.err_at(at, msg)
+    }
+}
+
+/// Digits to a number, saturating (the caller reports it out of range).
+fn parse_digits(text: &str) -> u64 {
+    text.bytes().fold(0u64, |acc, b| {
+        acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(kind: &'static Kind, text: &'static str) -> Field<'static> {
+        Field {
+            kind,
+            text,
+            number: 1,
+            column: 0,
+        }
+    }
+
+    fn run(kind: &'static Kind, text: &'static str) -> Result<Run, String> {
+        let f = field(kind, text);
+        f.run(0, text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn items() {
+        assert_eq!(run(&MINUTE, "*").unwrap().bits(), (1 << 60) - 1);
+        assert_eq!(
+            run(&MINUTE, "*/15").unwrap().bits(),
+            1 | 1 << 15 | 1 << 30 | 1 << 45
+        );
+        assert_eq!(run(&MINUTE, "50/5").unwrap().bits(), 1 << 50 | 1 << 55);
+        assert_eq!(
+            run(&HOUR, "9-17/4").unwrap().bits(),
+            1 << 9 | 1 << 13 | 1 << 17
+        );
+        assert_eq!(
+            run(&MONTH, "jan-Mar").unwrap(),
+            Run {
+                lo: 1,
+                hi: 3,
+                step: 1
+            }
+        );
+        assert_eq!(
+            run(&DOW, "FRI-SUN").unwrap(),
+            Run {
+                lo: 5,
+                hi: 7,
+                step: 1
+            }
+        );
+        assert_eq!(
+            run(&DOW, "SUN-SAT").unwrap(),
+            Run {
+                lo: 0,
+                hi: 6,
+                step: 1
+            }
+        );
+        assert_eq!(run(&DOW, "*/2").unwrap().bits(), 0b101_0101);
+        assert_eq!(run(&MINUTE, "007").unwrap().bits(), 1 << 7);
+    }
+
+    #[test]
+    fn errors() {
+        let e = |k, t| run(k, t).unwrap_err();
+        assert!(e(&MINUTE, "60").contains("minute 60 out of range 0-59 at field 1"));
+        assert!(e(&MINUTE, "*/0").contains("minute step 0 is not allowed"));
+        assert!(e(&MINUTE, "*/61").contains("minute step 61 is larger than 60"));
+        assert!(e(&DOW, "FRI-MON").contains("range FRI-MON is reversed"));
+        assert!(e(&MINUTE, "5-").contains("missing range end"));
+        assert!(e(&MINUTE, "5x").contains("unexpected character 'x'"));
+        assert!(e(&MINUTE, "5x").contains("column 2"));
+        assert!(e(&MONTH, "FOO").contains("unknown month name \"FOO\""));
+        assert!(e(&HOUR, "L").contains("'L' is only allowed"));
+        assert!(e(&MINUTE, "99999999999999999999999").contains("out of range"));
+        let f = field(&MINUTE, "1,,2");
+        assert!(f.items().is_err());
+    }
+}

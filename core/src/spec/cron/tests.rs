@@ -1,0 +1,336 @@
+//! Oracles and cross-checks: a naive matcher written from the definitions,
+//! and brute-force scans that `next_civil` must agree with.
+
+use super::CronSpec;
+use super::days::Days;
+use crate::spec::civil::{Civil, days_from_civil, days_in_month, weekday_from_days};
+
+/// The definition of each day rule, one day at a time (test oracle).
+pub(super) fn naive_day(days: &Days, y: i32, m: u32, d: u32) -> bool {
+    let len = days_in_month(y, m);
+    let wd = |d: u32| weekday_from_days(days_from_civil(y, m, d));
+    let weekday = |d: u32| (1..=5).contains(&wd(d));
+    let mut dom = days.dom & (1 << d) != 0;
+    for n in 0..31 {
+        dom |= days.dom_last & (1 << n) != 0 && n < len && d == len - n;
+    }
+    if days.dom_last_weekday {
+        let last = (1..=len).rev().find(|&x| weekday(x)).unwrap();
+        dom |= d == last;
+    }
+    for n in 1..=len {
+        if days.dom_nearest & (1 << n) != 0 {
+            // Nearest weekday to n within the month, the earlier one on ties.
+            let target = (0..3)
+                .flat_map(|k| [n as i32 - k, n as i32 + k])
+                .filter(|&x| x >= 1 && x <= len as i32)
+                .find(|&x| weekday(x as u32))
+                .unwrap() as u32;
+            dom |= d == target;
+        }
+    }
+    let w = wd(d);
+    let mut dow = days.dow & (1 << w) != 0;
+    dow |= days.dow_nth[(d as usize - 1) / 7] & (1 << w) != 0;
+    dow |= days.dow_last & (1 << w) != 0 && d + 7 > len;
+    match (days.dom_star, days.dow_star) {
+        (true, true) => true,
+        (false, true) => dom,
+        (true, false) => dow,
+        _ if days.and => dom && dow,
+        _ => dom || dow,
+    }
+}
+
+/// The definition of a match, field by field (test oracle).
+fn naive_matches(spec: &CronSpec, t: i64) -> bool {
+    let c = Civil::from_local_secs(t);
+    spec.years.as_ref().is_none_or(|y| y.contains(c.year))
+        && spec.months >> c.month & 1 == 1
+        && naive_day(&spec.days, c.year, c.month, c.day)
+        && spec.hours >> c.hour & 1 == 1
+        && spec.minutes >> c.minute & 1 == 1
+        && spec.seconds >> c.second & 1 == 1
+}
+
+/// First match in `[from, limit)` by scanning minute by minute (or second
+/// by second when the seconds field is not just `0`).
+fn naive_next(spec: &CronSpec, from: i64, limit: i64) -> Option<i64> {
+    let step = if spec.seconds == 1 { 60 } else { 1 };
+    let mut t = from + (step - from.rem_euclid(step)) % step;
+    // Day verdicts are cached so the scan stays cheap.
+    let mut day_cache: Option<(i64, bool)> = None;
+    while t < limit {
+        let day = t.div_euclid(86_400);
+        let ok_day = match day_cache {
+            Some((d, ok)) if d == day => ok,
+            _ => {
+                let ok = naive_matches(spec, day * 86_400 + first_time(spec));
+                day_cache = Some((day, ok));
+                ok
+            }
+        };
+        if ok_day && naive_matches(spec, t) {
+            return Some(t);
+        }
+        t += if ok_day {
+            step
+        } else {
+            86_400 - t.rem_euclid(86_400)
+        };
+    }
+    None
+}
+
+/// Second of day of the first matching time (used to test a day alone).
+fn first_time(spec: &CronSpec) -> i64 {
+    i64::from(
+        spec.hours.trailing_zeros() * 3600
+            + spec.minutes.trailing_zeros() * 60
+            + spec.seconds.trailing_zeros(),
+    )
+}
+
+fn at(y: i32, m: u32, d: u32, h: u32, mi: u32, s: u32) -> i64 {
+    Civil {
+        year: y,
+        month: m,
+        day: d,
+        hour: h,
+        minute: mi,
+        second: s,
+    }
+    .to_local_secs()
+}
+
+fn spec(text: &str) -> CronSpec {
+    CronSpec::parse(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .cron
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64).
+fn rng(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const MINUTE_SPECS: &[&str] = &[
+    "* * * * *",
+    "*/5 * * * *",
+    "0 9 * * 1-5",
+    "0 0 L * *",
+    "0 0 29 2 *",
+    "0 12 * * 5#3",
+    "30 2 * * *",
+    "15,45 */3 1,15 * MON",
+    "0 0 1-7 * +MON",
+    "0 8 L-2 * *",
+    "0 8 LW * *",
+    "0 8 1W,15W * *",
+    "0 8 31W * *",
+    "0 17 * * 5L",
+    "0 17 * * FRI#L,MON#1",
+    "59 23 31 12 *",
+    "0 0 */2 * SUN",
+    "0 0 ? JAN-MAR,OCT ?",
+    "0 6 13 * +FRI",
+    "5-10/2 22-23/1 * * *",
+    "0 0 L * 0",
+    "0 12 * JUN-AUG SAT,SUN",
+    "@weekly",
+    "@monthly",
+    "@hourly",
+    "0 0 29 2 1",
+    "0 0 0 1 1 * 2027-2029/2",
+];
+
+const SECOND_SPECS: &[&str] = &[
+    "* * * * * *",
+    "*/7 * * * * *",
+    "30 */5 * * * *",
+    "0,59 59 23 * * *",
+    "10-20/5 0 0 L * ?",
+    "*/20 30 2 * * 1-5",
+    "0 0 0 1 1 ? 2026,2028",
+];
+
+#[test]
+fn next_civil_agrees_with_a_minute_scan() {
+    let mut seed = 7;
+    for text in MINUTE_SPECS {
+        let spec = spec(text);
+        let mut starts = vec![
+            at(2026, 1, 1, 0, 0, 0),
+            at(2026, 2, 28, 23, 59, 30),
+            at(2028, 2, 29, 12, 0, 0),
+            at(2026, 12, 31, 23, 59, 59),
+        ];
+        for _ in 0..6 {
+            let span = (at(2030, 1, 1, 0, 0, 0) - at(2025, 1, 1, 0, 0, 0)) as u64;
+            starts.push(at(2025, 1, 1, 0, 0, 0) + (rng(&mut seed) % span) as i64);
+        }
+        for from in starts {
+            let limit = from + 45 * 86_400;
+            assert_eq!(
+                spec.next_civil(from, limit),
+                naive_next(&spec, from, limit),
+                "{text} from {}",
+                Civil::from_local_secs(from)
+            );
+        }
+    }
+}
+
+#[test]
+fn next_civil_agrees_with_a_second_scan() {
+    let mut seed = 11;
+    for text in SECOND_SPECS {
+        let spec = spec(text);
+        let mut starts = vec![at(2026, 1, 31, 23, 59, 59), at(2026, 3, 1, 0, 0, 0)];
+        for _ in 0..4 {
+            let span = (at(2029, 1, 1, 0, 0, 0) - at(2026, 1, 1, 0, 0, 0)) as u64;
+            starts.push(at(2026, 1, 1, 0, 0, 0) + (rng(&mut seed) % span) as i64);
+        }
+        for from in starts {
+            let limit = from + 3 * 86_400;
+            assert_eq!(
+                spec.next_civil(from, limit),
+                naive_next(&spec, from, limit),
+                "{text} from {}",
+                Civil::from_local_secs(from)
+            );
+        }
+    }
+}
+
+#[test]
+fn chained_occurrences_match_and_skip_nothing() {
+    // Walk many occurrences; each must match, and the naive scan between
+    // two consecutive ones must find nothing in between.
+    for text in [
+        "0 0 L * *",
+        "0 12 * * 5#3",
+        "0 9 * * 1-5",
+        "0 0 LW * *",
+        "0 0 15W * *",
+    ] {
+        let spec = spec(text);
+        let mut t = at(2025, 6, 15, 10, 0, 0);
+        for _ in 0..60 {
+            let next = spec.next_civil(t, t + 400 * 86_400).unwrap();
+            assert!(
+                spec.matches_civil(next) && naive_matches(&spec, next),
+                "{text}"
+            );
+            assert_eq!(naive_next(&spec, t, next + 1), Some(next), "{text}");
+            t = next + 1;
+        }
+    }
+}
+
+#[test]
+fn matches_civil_agrees_with_the_definition() {
+    let mut seed = 3;
+    for text in MINUTE_SPECS.iter().chain(SECOND_SPECS) {
+        let spec = spec(text);
+        for _ in 0..2000 {
+            let t = at(2020, 1, 1, 0, 0, 0) + (rng(&mut seed) % (20 * 366 * 86_400)) as i64;
+            // Land on matching days and times often enough to matter.
+            let t = if rng(&mut seed) % 2 == 0 {
+                t - t.rem_euclid(86_400) + first_time(&spec)
+            } else {
+                t
+            };
+            assert_eq!(
+                spec.matches_civil(t),
+                naive_matches(&spec, t),
+                "{text} at {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn limits_and_bounds() {
+    let s = spec("0 0 29 2 *");
+    let from = at(2025, 3, 1, 0, 0, 0);
+    assert_eq!(s.next_civil(from, from), None);
+    assert_eq!(s.next_civil(from, at(2028, 2, 29, 0, 0, 0)), None);
+    assert_eq!(
+        s.next_civil(from, at(2028, 2, 29, 0, 0, 1)),
+        Some(at(2028, 2, 29, 0, 0, 0))
+    );
+    // Never fires: returns None quickly at the limit, and at year 9999.
+    let never = spec("0 0 30 2 *");
+    assert_eq!(never.next_civil(from, i64::MAX), None);
+    let last = spec("59 59 23 31 12 * 9999");
+    assert_eq!(
+        last.next_civil(i64::MIN, i64::MAX),
+        Some(at(9999, 12, 31, 23, 59, 59))
+    );
+    assert_eq!(
+        last.next_civil(at(9999, 12, 31, 23, 59, 59) + 1, i64::MAX),
+        None
+    );
+    assert!(!last.matches_civil(i64::MAX) && !last.matches_civil(i64::MIN));
+    // Years before 1970 match when no year field restricts them.
+    let daily = spec("@daily");
+    assert_eq!(daily.next_civil(-1, i64::MAX), Some(0));
+    // A year field skips straight to its years.
+    let y = spec("0 0 0 1 1 * 2031-2032");
+    assert_eq!(y.next_civil(from, i64::MAX), Some(at(2031, 1, 1, 0, 0, 0)));
+    assert_eq!(
+        y.next_civil(at(2031, 1, 1, 0, 0, 1), i64::MAX),
+        Some(at(2032, 1, 1, 0, 0, 0))
+    );
+    assert_eq!(y.next_civil(at(2032, 1, 1, 0, 0, 1), i64::MAX), None);
+}
+
+#[test]
+fn fixed_time() {
+    assert!(spec("30 2 * * *").is_fixed_time());
+    assert!(spec("@daily").is_fixed_time());
+    assert!(spec("0 30 2 * * 1-5").is_fixed_time());
+    assert!(!spec("0,30 2 * * *").is_fixed_time());
+    assert!(!spec("* 2 * * *").is_fixed_time());
+    assert!(!spec("*/10 30 2 * * *").is_fixed_time());
+    assert!(!spec("@hourly").is_fixed_time());
+}
+
+#[test]
+fn display_normalizes_and_round_trips() {
+    let cases = [
+        ("*/15 9-17 * * MON-FRI", "0 */15 9-17 * * 1-5"),
+        ("@weekly", "0 0 0 * * 0"),
+        ("0 0 L,L-3,LW,15W * 5#3,FRIL", "0 0 0 L,L-3,LW,15W * 5#3,5L"),
+        ("0 0 1 * +MON", "0 0 0 1 * +1"),
+        ("0 0 ? * 7", "0 0 0 * * 0"),
+        (
+            "0 1,2,3,10 * 1-31 JAN,FEB * 2030-2035,2040",
+            "0 1-3,10 * 1-31 1-2 * 2030-2035,2040",
+        ),
+        ("5/20 * */2 * *", "0 5-45/20 * 1-31/2 * *"),
+        ("0 0 * * 0-7", "0 0 0 * * 0-6"),
+    ];
+    for (text, normal) in cases {
+        let s = spec(text);
+        assert_eq!(s.to_string(), normal, "{text}");
+        assert_eq!(spec(normal), s, "{normal} round trip");
+    }
+}
+
+#[test]
+fn star_means_exactly_star() {
+    // `*/1` restricts the field (croner's rule): with a restricted
+    // day-of-week the two combine with OR, so every day matches.
+    let s = spec("0 0 */1 * MON");
+    let tue = at(2026, 3, 3, 0, 0, 0);
+    assert!(s.matches_civil(tue));
+    // `*` and `?` leave it unrestricted: only Mondays.
+    assert!(!spec("0 0 * * MON").matches_civil(tue));
+    assert!(!spec("0 0 ? * MON").matches_civil(tue));
+}
