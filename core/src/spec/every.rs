@@ -1,15 +1,146 @@
-//! `@every <duration> [+offset]`: an epoch-aligned grid. STUB (helper B).
-use super::SpecError;
+//! `@every <duration> [+<offset>]`: an epoch-aligned grid.
+//!
+//! Occurrences are `offset + k · interval` milliseconds since the Unix epoch
+//! for integer `k`: absolute time, independent of any zone or DST, so
+//! `@every 1h +15m` fires at xx:15 UTC (and at xx:15 or xx:45 local time in
+//! zones with a half-hour offset). The offset must be smaller than the
+//! interval; a larger one would name the same grid and is rejected as a
+//! likely mistake.
+
+use super::{SpecError, duration::parse_duration_ms};
 use crate::time::Timestamp;
 
-#[derive(Clone, Debug)]
-pub(crate) struct Every {}
+/// An `@every` grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Every {
+    interval_ms: i64,
+    offset_ms: i64,
+}
 
 impl Every {
-    pub(crate) fn parse(_rest: &str, _min_interval_ms: i64) -> Result<Every, SpecError> {
-        todo!()
+    /// Parses the text after `@every`, e.g. `1h +15m`.
+    pub(crate) fn parse(rest: &str, min_interval_ms: i64) -> Result<Every, SpecError> {
+        let mut words = rest.split_whitespace();
+        let Some(interval_text) = words.next() else {
+            return Err(SpecError::invalid(
+                "@every needs a duration, e.g. `@every 90s`",
+            ));
+        };
+        let interval_ms = parse_duration_ms(interval_text)?;
+        let offset_ms = match words.next() {
+            None => 0,
+            Some(word) => {
+                let Some(offset_text) = word.strip_prefix('+') else {
+                    return Err(SpecError::invalid(format!(
+                        "@every offset must start with '+', e.g. `@every 1h +15m`; found {word:?}"
+                    )));
+                };
+                parse_duration_ms(offset_text)?
+            }
+        };
+        if let Some(extra) = words.next() {
+            return Err(SpecError::invalid(format!(
+                "unexpected {extra:?} after @every duration and offset"
+            )));
+        }
+        if interval_ms < min_interval_ms.max(1) {
+            return Err(SpecError::IntervalTooShort {
+                interval_ms,
+                min_ms: min_interval_ms.max(1),
+            });
+        }
+        if offset_ms >= interval_ms {
+            return Err(SpecError::invalid(format!(
+                "@every offset {offset_text} must be smaller than the interval {interval_text}",
+                offset_text = rest.split_whitespace().nth(1).unwrap_or_default(),
+            )));
+        }
+        Ok(Every {
+            interval_ms,
+            offset_ms,
+        })
     }
-    pub(crate) fn next_after(&self, _t: Timestamp) -> Option<Timestamp> {
-        todo!()
+
+    /// The first grid point strictly after `t`, or `None` past
+    /// [`Timestamp::MAX`].
+    pub(crate) fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
+        // i128 cannot overflow here: |t|, offset, interval are all < 2^63.
+        let t = i128::from(t.as_millis());
+        let interval = i128::from(self.interval_ms);
+        let offset = i128::from(self.offset_ms);
+        let k = (t - offset).div_euclid(interval) + 1;
+        let next = offset + k * interval;
+        let next = i64::try_from(next).ok()?;
+        Timestamp::from_millis(next).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms).unwrap()
+    }
+
+    #[test]
+    fn grid_is_epoch_aligned() {
+        let e = Every::parse("90s", 1000).unwrap();
+        assert_eq!((e.interval_ms, e.offset_ms), (90_000, 0));
+        assert_eq!(e.next_after(ts(0)), Some(ts(90_000)));
+        assert_eq!(e.next_after(ts(89_999)), Some(ts(90_000)));
+        assert_eq!(e.next_after(ts(90_000)), Some(ts(180_000)));
+    }
+
+    #[test]
+    fn offset_shifts_the_grid() {
+        let e = Every::parse("1h  +15m", 1000).unwrap();
+        assert_eq!(e.next_after(ts(0)), Some(ts(900_000)));
+        assert_eq!(e.next_after(ts(900_000)), Some(ts(4_500_000)));
+        assert_eq!(e.next_after(ts(899_999)), Some(ts(900_000)));
+    }
+
+    #[test]
+    fn rejects_bad_forms() {
+        let short = Every::parse("500ms", 1000).unwrap_err();
+        assert_eq!(
+            short,
+            SpecError::IntervalTooShort {
+                interval_ms: 500,
+                min_ms: 1000
+            }
+        );
+        assert_eq!(
+            Every::parse("0s", 0).unwrap_err().code(),
+            "interval_too_short"
+        );
+        assert!(Every::parse("250ms", 100).is_ok());
+        assert_eq!(Every::parse("", 1000).unwrap_err().code(), "invalid_spec");
+        let e = Every::parse("1h +1h", 1000).unwrap_err();
+        assert!(e.to_string().contains("smaller than the interval"), "{e}");
+        assert_eq!(
+            Every::parse("1h 15m", 1000).unwrap_err().code(),
+            "invalid_spec"
+        );
+        assert_eq!(
+            Every::parse("1h +15m x", 1000).unwrap_err().code(),
+            "invalid_spec"
+        );
+        assert_eq!(
+            Every::parse("1.5h", 1000).unwrap_err().code(),
+            "invalid_duration"
+        );
+    }
+
+    #[test]
+    fn never_overflows() {
+        let e = Every::parse("9223372036854775807ms", 1000).unwrap();
+        assert_eq!(e.next_after(ts(0)), None);
+        let e = Every::parse("1s", 1000).unwrap();
+        assert_eq!(e.next_after(Timestamp::MAX), None);
+        // MAX is 9999-12-31T23:59:59.999Z; the last grid point is .000.
+        let last_second = Timestamp::MAX.as_millis() - 999;
+        assert_eq!(e.next_after(ts(last_second)), None);
+        assert_eq!(e.next_after(ts(last_second - 1)), Some(ts(last_second)));
     }
 }

@@ -6,19 +6,19 @@
 //! field, never scanning minute by minute; zones come from the tz database
 //! bundled into the binary so every machine computes the same instants.
 
+mod at;
 pub mod civil;
 pub mod cron;
 mod dst;
 pub mod duration;
 mod error;
 mod every;
-mod at;
 mod preview;
 pub mod zone;
 
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
 pub use error::SpecError;
-pub use preview::{DstNote, Occurrence};
+pub use preview::{DstNote, MAX_PREVIEW, Occurrence};
 
 use crate::time::Timestamp;
 
@@ -57,7 +57,7 @@ pub struct Spec {
 #[derive(Clone, Debug)]
 enum SpecKind {
     Every(every::Every),
-    At(Timestamp),
+    At(at::At),
     Cron(Box<dst::ZonedCron>),
 }
 
@@ -89,7 +89,7 @@ impl Spec {
     pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
         match &self.kind {
             SpecKind::Every(e) => e.next_after(t),
-            SpecKind::At(at) => (*at > t).then_some(*at),
+            SpecKind::At(a) => (a.at > t).then_some(a.at),
             SpecKind::Cron(c) => c.next_after(t, self.horizon_years).map(|(at, _)| at),
         }
     }
@@ -107,11 +107,13 @@ impl Spec {
         matches!(&self.kind, SpecKind::Cron(c) if c.is_fixed_time())
     }
 
-    /// The zone the spec is evaluated in (`UTC` for `@every`).
+    /// The zone the spec is evaluated in (`UTC` for `@every`; for `@at`, the
+    /// zone a civil time was read in, which previews display).
     pub fn zone_name(&self) -> &str {
         match &self.kind {
             SpecKind::Cron(c) => c.zone_name(),
-            _ => "UTC",
+            SpecKind::At(a) => a.zone.name(),
+            SpecKind::Every(_) => "UTC",
         }
     }
 }
@@ -123,5 +125,6 @@ fn strip_keyword<'a>(text: &'a str, kw: &str) -> Option<&'a str> {
         return None;
     }
     let rest = &text[kw.len()..];
-    rest.starts_with(char::is_whitespace).then(|| rest.trim_start())
+    rest.starts_with(char::is_whitespace)
+        .then(|| rest.trim_start())
 }

@@ -1,1 +1,362 @@
-//! Zones from the bundled tz database. STUB (helper B).
+//! Zones from the tz database bundled into the binary, as offset segments.
+//!
+//! A zone is a piecewise-constant UTC offset. [`ZoneTable`] precomputes the
+//! segments from 1970 to [`TABLE_END_SECS`] (2200-01-01) once per zone as a
+//! sorted array looked up by binary search, because jiff's per-call lookups
+//! (POSIX-rule evaluation for future years in particular) are too slow for
+//! the cron hot path. Past the table, segments come from jiff directly.
+//!
+//! Tables live in a process-wide cache keyed by the lower-cased zone name,
+//! so each zone is built at most once; the cache holds only zones that exist
+//! (a few hundred at most) and needs no threads, so it works on wasm.
+
+use super::SpecError;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Transitions up to this UTC second (2200-01-01T00:00:00Z) are tabulated.
+pub const TABLE_END_SECS: i64 = 7_258_118_400;
+
+/// The last UTC second jiff can represent (9999-12-30T22:00:00Z: jiff keeps
+/// room for any offset). Lookups after it use the offset in force then.
+const JIFF_LAST_SECS: i64 = 253_402_207_200;
+
+/// Upper bound on tabulated transitions per zone (real zones have < 1,000).
+const MAX_TRANSITIONS: usize = 20_000;
+
+/// Upper bound on consecutive same-offset transitions skipped past the table.
+const MAX_SAME_OFFSET_RUN: usize = 64;
+
+/// A stretch of time with one UTC offset: `[start, end)` in UTC seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First UTC second of the segment (`i64::MIN` for the first one).
+    pub start: i64,
+    /// First UTC second after the segment (`i64::MAX` for the last one).
+    pub end: i64,
+    /// Offset from UTC in seconds within the segment (`local = utc + offset`).
+    pub offset: i32,
+    /// Offset in force just before `start` (equals `offset` for the first).
+    pub prev_offset: i32,
+    /// Offset in force from `end` (equals `offset` for the last).
+    pub next_offset: i32,
+}
+
+/// How a local (civil) second maps to instants in a zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalResolution {
+    /// Exactly one instant.
+    Unique(i64),
+    /// The civil time is skipped by a transition at this UTC second.
+    Gap {
+        /// The transition instant (the first instant after the gap).
+        transition: i64,
+    },
+    /// The civil time occurs twice.
+    Fold {
+        /// The first-pass instant.
+        first: i64,
+        /// The second-pass instant.
+        second: i64,
+    },
+}
+
+/// A zone's offset segments, built once and shared.
+#[derive(Debug)]
+pub struct ZoneTable {
+    name: String,
+    tz: jiff::tz::TimeZone,
+    /// `starts[i]` is the first UTC second of segment `i`; `starts[0]` is
+    /// `i64::MIN`. Consecutive offsets always differ.
+    starts: Vec<i64>,
+    offsets: Vec<i32>,
+    /// Whether the last tabulated segment lasts forever (no later
+    /// transitions); otherwise segments from its start on come from jiff.
+    complete: bool,
+}
+
+impl ZoneTable {
+    /// The table for `name` from the bundled tz database, built on first use.
+    pub fn get(name: &str) -> Result<Arc<ZoneTable>, SpecError> {
+        if name.eq_ignore_ascii_case("UTC") {
+            return Ok(ZoneTable::utc());
+        }
+        let key = name.to_ascii_lowercase();
+        let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
+        if let Some(table) = lock(cache).get(&key) {
+            return Ok(Arc::clone(table));
+        }
+        let tz = jiff::tz::TimeZoneDatabase::bundled()
+            .get(name)
+            .map_err(|_| SpecError::InvalidTimeZone {
+                name: name.to_string(),
+            })?;
+        let canonical = tz.iana_name().unwrap_or(name).to_string();
+        let table = Arc::new(ZoneTable::build(canonical, tz));
+        // Built outside the lock; if another caller raced us, keep theirs.
+        let mut map = lock(cache);
+        Ok(Arc::clone(map.entry(key).or_insert(table)))
+    }
+
+    /// The UTC zone: one segment, offset 0.
+    pub fn utc() -> Arc<ZoneTable> {
+        static UTC: OnceLock<Arc<ZoneTable>> = OnceLock::new();
+        Arc::clone(UTC.get_or_init(|| {
+            Arc::new(ZoneTable {
+                name: "UTC".to_string(),
+                tz: jiff::tz::TimeZone::UTC,
+                starts: vec![i64::MIN],
+                offsets: vec![0],
+                complete: true,
+            })
+        }))
+    }
+
+    fn build(name: String, tz: jiff::tz::TimeZone) -> ZoneTable {
+        let before_1970 = jiff_ts(-1);
+        let mut starts = vec![i64::MIN];
+        let mut offsets = vec![tz.to_offset(before_1970).seconds()];
+        let mut complete = true;
+        for tr in tz.following(before_1970).take(MAX_TRANSITIONS) {
+            let offset = tr.offset().seconds();
+            if offsets.last() == Some(&offset) {
+                continue; // only the abbreviation or DST flag changed
+            }
+            starts.push(tr.timestamp().as_second());
+            offsets.push(offset);
+            if tr.timestamp().as_second() > TABLE_END_SECS {
+                complete = false;
+                break;
+            }
+        }
+        assert_eq!(starts.len(), offsets.len());
+        assert!(starts.windows(2).all(|w| w[0] < w[1]), "sorted transitions");
+        ZoneTable {
+            name,
+            tz,
+            starts,
+            offsets,
+            complete,
+        }
+    }
+
+    /// The canonical IANA name, e.g. `America/New_York`, or `UTC`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the zone never changes offset (UTC and fixed zones).
+    pub fn is_fixed(&self) -> bool {
+        self.starts.len() == 1 && self.complete
+    }
+
+    /// The UTC offset in seconds at UTC second `utc`.
+    pub fn offset_at(&self, utc: i64) -> i32 {
+        self.segment_at(utc).offset
+    }
+
+    /// The segment containing UTC second `utc`.
+    pub fn segment_at(&self, utc: i64) -> Segment {
+        let i = self.starts.partition_point(|&s| s <= utc) - 1;
+        let last = self.starts.len() - 1;
+        if i == last && !self.complete {
+            return self.segment_from_jiff(utc);
+        }
+        let offset = self.offsets[i];
+        Segment {
+            start: self.starts[i],
+            end: self.starts.get(i + 1).copied().unwrap_or(i64::MAX),
+            offset,
+            prev_offset: if i == 0 { offset } else { self.offsets[i - 1] },
+            next_offset: self.offsets.get(i + 1).copied().unwrap_or(offset),
+        }
+    }
+
+    /// Past the table: asks jiff for the transitions around `utc`.
+    fn segment_from_jiff(&self, asked: i64) -> Segment {
+        let utc = asked.min(JIFF_LAST_SECS - 1);
+        let offset = self.tz.to_offset(jiff_ts(utc)).seconds();
+        let mut end = (i64::MAX, offset);
+        for tr in self.tz.following(jiff_ts(utc)).take(MAX_SAME_OFFSET_RUN) {
+            if tr.offset().seconds() != offset && tr.timestamp().as_second() > asked {
+                end = (tr.timestamp().as_second(), tr.offset().seconds());
+                break;
+            }
+        }
+        // `preceding` yields transitions strictly before its argument, newest
+        // first; the segment starts at the oldest of the run with `offset`.
+        let mut start = (i64::MIN, offset);
+        let mut run_start = None;
+        for tr in self
+            .tz
+            .preceding(jiff_ts(utc + 1))
+            .take(MAX_SAME_OFFSET_RUN)
+        {
+            if tr.offset().seconds() != offset {
+                if let Some(s) = run_start {
+                    start = (s, tr.offset().seconds());
+                }
+                break;
+            }
+            run_start = Some(tr.timestamp().as_second());
+        }
+        Segment {
+            start: start.0,
+            end: end.0,
+            offset,
+            prev_offset: start.1,
+            next_offset: end.1,
+        }
+    }
+
+    /// How local second `local` maps to instants (second resolution).
+    pub fn resolve_local(&self, local: i64) -> LocalResolution {
+        // Any instant for `local` lies within a day of `local - offset`; look
+        // at the segment under the earliest candidate and the ones after it.
+        let mut seg = self.segment_at(local.saturating_sub(2 * 86_400));
+        let mut first = None;
+        for _ in 0..8 {
+            let utc = local - i64::from(seg.offset);
+            if utc >= seg.start && utc < seg.end {
+                match first {
+                    None => first = Some(utc),
+                    Some(f) => {
+                        return LocalResolution::Fold {
+                            first: f,
+                            second: utc,
+                        };
+                    }
+                }
+            } else if first.is_none()
+                && utc >= seg.end
+                && local < seg.end.saturating_add(i64::from(seg.next_offset))
+            {
+                return LocalResolution::Gap {
+                    transition: seg.end,
+                };
+            }
+            if seg.end == i64::MAX || seg.end > local.saturating_add(2 * 86_400) {
+                break;
+            }
+            seg = self.segment_at(seg.end);
+        }
+        match first {
+            Some(utc) => LocalResolution::Unique(utc),
+            // Unreachable for real zones (offsets are under a day); be total.
+            None => LocalResolution::Unique(local),
+        }
+    }
+}
+
+static CACHE: OnceLock<Mutex<BTreeMap<String, Arc<ZoneTable>>>> = OnceLock::new();
+
+/// Locks the cache; a poisoned lock still holds valid tables (each insert is
+/// a single map operation), so recover it rather than panic.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A jiff timestamp for UTC second `secs` (always within jiff's range here).
+fn jiff_ts(secs: i64) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(secs.min(JIFF_LAST_SECS)).expect("seconds within jiff's range")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::civil::Civil;
+
+    fn local(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
+        Civil {
+            year: y,
+            month: mo,
+            day: d,
+            hour: h,
+            minute: mi,
+            second: 0,
+        }
+        .to_local_secs()
+    }
+
+    #[test]
+    fn utc_is_one_segment() {
+        let z = ZoneTable::get("utc").unwrap();
+        assert!(z.is_fixed());
+        assert_eq!(z.name(), "UTC");
+        assert_eq!(z.segment_at(12345).start, i64::MIN);
+        assert_eq!(z.resolve_local(99), LocalResolution::Unique(99));
+    }
+
+    #[test]
+    fn unknown_zone_is_rejected() {
+        let e = ZoneTable::get("Mars/Olympus_Mons").unwrap_err();
+        assert_eq!(e.code(), "invalid_time_zone");
+    }
+
+    #[test]
+    fn new_york_segments() {
+        let z = ZoneTable::get("america/new_york").unwrap();
+        assert_eq!(z.name(), "America/New_York");
+        assert!(!z.is_fixed());
+        // 2026-03-08T07:00:00Z: EST -> EDT.
+        let seg = z.segment_at(1_772_953_200);
+        assert_eq!(seg.start, 1_772_953_200);
+        assert_eq!((seg.prev_offset, seg.offset), (-18_000, -14_400));
+        assert_eq!(seg.end, 1_793_512_800); // 2026-11-01T06:00:00Z
+        assert_eq!(seg.next_offset, -18_000);
+        assert_eq!(z.segment_at(1_772_953_199).end, 1_772_953_200);
+        // Cached: the same table comes back.
+        let again = ZoneTable::get("America/New_York").unwrap();
+        assert!(Arc::ptr_eq(&z, &again));
+    }
+
+    #[test]
+    fn resolves_gaps_and_folds() {
+        let z = ZoneTable::get("America/New_York").unwrap();
+        assert_eq!(
+            z.resolve_local(local(2026, 3, 8, 2, 30)),
+            LocalResolution::Gap {
+                transition: 1_772_953_200
+            }
+        );
+        assert_eq!(
+            z.resolve_local(local(2026, 11, 1, 1, 30)),
+            LocalResolution::Fold {
+                first: 1_793_511_000,
+                second: 1_793_514_600
+            }
+        );
+        assert_eq!(
+            z.resolve_local(local(2026, 3, 8, 3, 0)),
+            LocalResolution::Unique(1_772_953_200)
+        );
+        assert_eq!(
+            z.resolve_local(local(2026, 3, 8, 1, 59)),
+            LocalResolution::Unique(1_772_953_140)
+        );
+    }
+
+    #[test]
+    fn past_the_table_agrees_with_jiff() {
+        let z = ZoneTable::get("Europe/London").unwrap();
+        let jz = jiff::tz::TimeZone::get("Europe/London").unwrap();
+        // Every 10 days across 2199..2203 and around year 9999.
+        let mut probes: Vec<i64> = (0..150).map(|i| 7_226_582_400 + i * 864_000).collect();
+        probes.extend((0..40).map(|i| 253_300_000_000 + i * 864_000));
+        for utc in probes {
+            let seg = z.segment_at(utc);
+            assert!(seg.start <= utc && utc < seg.end, "{utc} in {seg:?}");
+            assert_eq!(seg.offset, jz.to_offset(jiff_ts(utc)).seconds());
+            if seg.start > 0 {
+                assert_eq!(
+                    seg.prev_offset,
+                    jz.to_offset(jiff_ts(seg.start - 1)).seconds()
+                );
+            }
+            if seg.end < JIFF_LAST_SECS {
+                assert_eq!(seg.next_offset, jz.to_offset(jiff_ts(seg.end)).seconds());
+                assert_eq!(z.segment_at(seg.end - 1), seg);
+            }
+        }
+    }
+}
