@@ -1,0 +1,275 @@
+//! Named leases: mutual exclusion with fencing tokens for runners that share
+//! one engine (`AcquireLease` / `RenewLease` / `ReleaseLease`).
+//!
+//! Semantics:
+//! - A lease is held from `acquire` until `expires_at` (exclusive: at
+//!   `now >= expires_at` it has expired), unless renewed or released.
+//! - Fencing tokens come from one engine-wide counter, so each acquisition
+//!   gets a token greater than every token handed out before, for any name:
+//!   tokens of one name strictly increase across acquisitions, even after
+//!   release or expiry, and released names need not be remembered (memory is
+//!   bounded by the leases currently held).
+//! - `acquire` by the current holder (same owner) while held is an
+//!   idempotent re-acquire: it extends the lease and returns the *same*
+//!   token (a runner retrying after a lost reply must not fence itself off).
+//!   By anyone else while held: `LeaseHeld`.
+//! - `renew` needs the current token (`LeaseHeld` otherwise, including after
+//!   expiry: a runner whose lease lapsed must re-acquire and get a new token).
+//! - `release` with the current token frees the lease; releasing a lease
+//!   that is not held is a no-op (idempotent); with a stale token while
+//!   someone holds it: `LeaseHeld`.
+//! - Expiry is reported by `advance` as `Event::NamedLeaseExpired`. The
+//!   engine advances before every input, so `acquire` never meets an expired
+//!   lease that was not reported; if it did, it would simply take it over.
+// Until engine.rs drives every entry point, some are only used by tests.
+#![allow(dead_code)]
+
+use crate::command::{Event, Output};
+use crate::config::Limits;
+use crate::error::Error;
+use crate::ids::LeaseToken;
+use crate::name;
+use crate::time::Timestamp;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most named leases held at once (`LimitExceeded{what: "named_leases"}`
+/// beyond). A constant rather than a `Limits` field to keep the wire types
+/// stable; leases are few by nature.
+pub(crate) const MAX_HELD_LEASES: usize = 100_000;
+
+/// Every named lease currently held. Part of the engine snapshot; the expiry
+/// index is derived and rebuilt on restore.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Leases {
+    /// Last fencing token handed out (tokens start at 1).
+    last_token: u64,
+    /// Held leases by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    held: BTreeMap<String, Held>,
+    /// Derived: `(expires_at, name)` of every held lease.
+    #[serde(skip)]
+    expiry: BTreeSet<(Timestamp, String)>,
+}
+
+/// One held lease.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Held {
+    /// Who holds it.
+    pub owner: String,
+    /// Its fencing token.
+    pub token: LeaseToken,
+    /// It expires at this instant.
+    pub expires_at: Timestamp,
+}
+
+fn check_ttl(ttl_ms: i64) -> Result<(), Error> {
+    if ttl_ms <= 0 {
+        return Err(Error::InvalidInput {
+            field: "ttlMs",
+            message: "must be positive".into(),
+        });
+    }
+    Ok(())
+}
+
+fn held_err(name: &str, why: &'static str) -> Error {
+    Error::LeaseHeld {
+        name: name.to_owned(),
+        why,
+    }
+}
+
+impl Leases {
+    /// Takes lease `name` for `owner` until `now + ttl_ms`; see the module
+    /// docs for re-acquire by the holder. Returns the token and expiry.
+    pub fn acquire(
+        &mut self,
+        now: Timestamp,
+        name: &str,
+        owner: &str,
+        ttl_ms: i64,
+        limits: &Limits,
+    ) -> Result<(LeaseToken, Timestamp), Error> {
+        name::validate("lease", name, limits.name_chars)?;
+        name::validate("owner", owner, limits.name_chars)?;
+        check_ttl(ttl_ms)?;
+        let expires_at = now.saturating_add_ms(ttl_ms);
+        let token = match self.held.get(name) {
+            Some(h) if h.expires_at > now && h.owner != owner => {
+                return Err(held_err(name, "is held by another owner"));
+            }
+            Some(h) if h.expires_at > now => h.token,
+            current => {
+                if current.is_none() && self.held.len() >= MAX_HELD_LEASES {
+                    return Err(Error::LimitExceeded {
+                        what: "named_leases",
+                        limit: MAX_HELD_LEASES as u64,
+                    });
+                }
+                self.last_token = self
+                    .last_token
+                    .checked_add(1)
+                    .expect("lease tokens exhausted");
+                LeaseToken(self.last_token)
+            }
+        };
+        let owner = owner.to_owned();
+        self.set(
+            name,
+            Held {
+                owner,
+                token,
+                expires_at,
+            },
+        );
+        Ok((token, expires_at))
+    }
+
+    /// Extends the lease held with `token` to `now + ttl_ms` (the token
+    /// stays). Not held, or held with another token: `LeaseHeld`.
+    pub fn renew(
+        &mut self,
+        now: Timestamp,
+        name: &str,
+        token: LeaseToken,
+        ttl_ms: i64,
+        limits: &Limits,
+    ) -> Result<(LeaseToken, Timestamp), Error> {
+        name::validate("lease", name, limits.name_chars)?;
+        check_ttl(ttl_ms)?;
+        let h = self
+            .holder(now, name)
+            .ok_or_else(|| held_err(name, "is not held (expired or released)"))?;
+        if h.token != token {
+            return Err(held_err(name, "is held with another token"));
+        }
+        let held = Held {
+            expires_at: now.saturating_add_ms(ttl_ms),
+            ..h.clone()
+        };
+        let expires_at = held.expires_at;
+        self.set(name, held);
+        Ok((token, expires_at))
+    }
+
+    /// Frees the lease held with `token`. Not held: no-op. Held with another
+    /// token: `LeaseHeld`.
+    pub fn release(
+        &mut self,
+        now: Timestamp,
+        name: &str,
+        token: LeaseToken,
+        limits: &Limits,
+    ) -> Result<(), Error> {
+        name::validate("lease", name, limits.name_chars)?;
+        match self.holder(now, name) {
+            Some(h) if h.token != token => Err(held_err(name, "is held with another token")),
+            Some(_) => {
+                self.remove(name);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Reports and forgets every lease that expired at or before `now`.
+    pub fn advance(&mut self, now: Timestamp, out: &mut Output) {
+        while self.expiry.first().is_some_and(|e| e.0 <= now) {
+            let (_, name) = self.expiry.first().cloned().expect("non-empty");
+            let held = self.remove(&name);
+            out.event(Event::NamedLeaseExpired {
+                name,
+                token: held.token,
+            });
+        }
+    }
+
+    /// When [`Leases::advance`] next has work: the earliest expiry.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.expiry.first().map(|e| e.0)
+    }
+
+    /// The lease `name` if held at `now`.
+    pub fn holder(&self, now: Timestamp, name: &str) -> Option<&Held> {
+        self.held.get(name).filter(|h| h.expires_at > now)
+    }
+
+    /// Leases held (some may have expired if `advance` has not run yet).
+    pub fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    fn set(&mut self, name: &str, held: Held) {
+        assert!(
+            held.token.0 >= 1 && held.token.0 <= self.last_token,
+            "token not issued"
+        );
+        if let Some(old) = self.held.get(name) {
+            assert!(
+                self.expiry.remove(&(old.expires_at, name.to_owned())),
+                "expiry index out of step"
+            );
+        }
+        assert!(
+            self.expiry.insert((held.expires_at, name.to_owned())),
+            "expiry index out of step"
+        );
+        self.held.insert(name.to_owned(), held);
+    }
+
+    fn remove(&mut self, name: &str) -> Held {
+        let held = self.held.remove(name).expect("held lease");
+        assert!(
+            self.expiry.remove(&(held.expires_at, name.to_owned())),
+            "expiry index out of step"
+        );
+        held
+    }
+
+    /// Rebuilds the expiry index, checking tokens (used on restore).
+    pub fn rebuild_indexes(&mut self) -> Result<(), String> {
+        self.expiry.clear();
+        let mut tokens = BTreeSet::new();
+        for (name, h) in &self.held {
+            if h.token.0 == 0 || h.token.0 > self.last_token || !tokens.insert(h.token) {
+                return Err(format!("lease {name:?}: token not issued or not unique"));
+            }
+            self.expiry.insert((h.expires_at, name.clone()));
+        }
+        Ok(())
+    }
+
+    /// Asserts the expiry index matches the held leases (tests, simulation).
+    pub fn check_invariants(&self) {
+        let mut fresh = self.clone();
+        if let Err(why) = fresh.rebuild_indexes() {
+            panic!("lease state incoherent: {why}");
+        }
+        assert_eq!(fresh.expiry, self.expiry, "lease expiry index out of step");
+    }
+}
+
+/// The serialized fields of [`Leases`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LeasesData {
+    last_token: u64,
+    #[serde(default)]
+    held: BTreeMap<String, Held>,
+}
+
+impl<'de> Deserialize<'de> for Leases {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let data = LeasesData::deserialize(d)?;
+        let mut leases = Leases {
+            last_token: data.last_token,
+            held: data.held,
+            expiry: BTreeSet::new(),
+        };
+        leases.rebuild_indexes().map_err(serde::de::Error::custom)?;
+        Ok(leases)
+    }
+}

@@ -1,0 +1,486 @@
+//! Local job queues: the job state machine
+//! `scheduled → available → claimed → completed | dead | dropped | cancelled`,
+//! with fenced leases, retries with backoff, dead letters, idempotency keys
+//! and retention.
+//!
+//! [`Queues`] is driven by the engine: it never reads a clock (every mutator
+//! takes `now`, already clamped by the engine) and reports through the
+//! engine's [`Output`]. Its canonical state (queue configs, totals, jobs,
+//! remembered keys, counters) is plain serde data in the engine snapshot; the
+//! indexes over it are derived, skipped by serde and rebuilt on restore (so
+//! snapshots stay small and cannot disagree with themselves).
+//!
+//! Decisions where DESIGN.md is silent (also in the doc comments below):
+//! - Enqueue to an `external` queue is `InvalidInput`: external queues only
+//!   receive schedule fires, as `Command::Enqueue` from the engine.
+//! - `Claim` on a queue that does not exist yet returns no jobs (workers often
+//!   start before producers) and does not create it.
+//! - A `run_at` in the past, at enqueue or as `Fail{retry_at}`, means now.
+//! - Idempotency keys: a key is remembered while its job is live and for
+//!   `dedup_window_ms` after the job finished. When the table is full, the
+//!   key expiring soonest (always a finished job's) is forgotten; if every
+//!   remembered key belongs to a live job, the enqueue fails `LimitExceeded`.
+//! - `Redrive` resets the attempt count (the job gets the queue's full
+//!   `max_attempts` again) and makes the job available at once.
+//! - Leases end at their deadline: a lease with `deadline <= now` has expired,
+//!   just as a job with `run_at <= now` is due.
+// Until engine.rs drives every entry point, some are only used by tests.
+#![allow(dead_code)]
+
+mod backoff;
+mod dedup;
+mod lifecycle;
+mod store;
+#[cfg(test)]
+mod tests;
+mod validate;
+mod view;
+
+use crate::command::{CancelReason, Command, Event, Output};
+use crate::config::Limits;
+use crate::error::Error;
+use crate::ids::{FireId, JobId, LeaseToken};
+use crate::input::EnqueueRequest;
+use crate::job::{Claimed, JobState};
+use crate::name;
+use crate::queue_config::{QueueConfig, QueueMode};
+use crate::time::Timestamp;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use store::{Index, Job, JobLease, QueueState};
+
+#[allow(unused_imports)]
+pub(crate) use validate::{OUTBOX_PREFIX, truncate};
+
+/// Every queue and job of one engine. Part of the engine snapshot.
+///
+/// Serialized fields are the canonical state; `idx` is derived (see
+/// [`Queues::rebuild_indexes`]), which `Deserialize` rebuilds and checks, so
+/// a corrupt snapshot is a deserialization error rather than a later panic.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Queues {
+    /// Last job id handed out (ids start at 1, never reused).
+    last_job: u64,
+    /// Last claim token handed out (one counter for all queues, so a token
+    /// is never reused, even for another job).
+    last_token: u64,
+    /// Queues by name.
+    queues: BTreeMap<String, QueueState>,
+    /// Every job still held (live, dead, or finished and retained).
+    jobs: BTreeMap<JobId, Job>,
+    /// Jobs that became terminal since the last [`Queues::take_finished`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    finished: Vec<(JobId, Option<FireId>)>,
+    /// Derived indexes.
+    #[serde(skip)]
+    idx: Index,
+}
+
+impl Queues {
+    /// Creates or updates a queue. Returns `(created, changed)`.
+    ///
+    /// Everything is validated before anything changes. A new config applies
+    /// to later attempts, claims and finishes; jobs already scheduled keep
+    /// their times. Lowering `retention.completed_max` trims retained jobs at
+    /// once. Switching a local queue that still holds live jobs or dead
+    /// letters to `external` is refused (those jobs could never be claimed).
+    pub fn declare(&mut self, cfg: QueueConfig, limits: &Limits) -> Result<(bool, bool), Error> {
+        validate::config(&cfg, limits)?;
+        let Some(q) = self.queues.get_mut(&cfg.name) else {
+            let name = cfg.name.clone();
+            self.queues.insert(name, QueueState::new(cfg));
+            return Ok((true, true));
+        };
+        if q.config == cfg {
+            return Ok((false, false));
+        }
+        if cfg.mode == QueueMode::External
+            && q.config.mode == QueueMode::Local
+            && q.idx.holds_work()
+        {
+            return Err(Error::InvalidInput {
+                field: "mode",
+                message: format!(
+                    "queue {:?} still holds jobs; drain or purge it first",
+                    cfg.name
+                ),
+            });
+        }
+        let name = cfg.name.clone();
+        q.config = cfg;
+        self.trim_finished(&name);
+        Ok((false, true))
+    }
+
+    /// Declares `name` with the defaults if it does not exist (implicit
+    /// declaration, reported as `Event::QueueCreated`). An existing queue,
+    /// local or external, is left alone.
+    pub fn ensure(&mut self, name: &str, limits: &Limits, out: &mut Output) -> Result<(), Error> {
+        if !self.queues.contains_key(name) {
+            validate::queue_name(name, limits)?;
+            self.create(name, out);
+        }
+        Ok(())
+    }
+
+    fn create(&mut self, name: &str, out: &mut Output) {
+        let fresh = self
+            .queues
+            .insert(name.to_owned(), QueueState::new(QueueConfig::new(name)));
+        assert!(fresh.is_none(), "queue created twice");
+        out.event(Event::QueueCreated {
+            queue: name.to_owned(),
+        });
+    }
+
+    /// A queue's config.
+    pub fn config(&self, name: &str) -> Option<&QueueConfig> {
+        self.queues.get(name).map(|q| &q.config)
+    }
+
+    /// Adds a job to a local queue (declared implicitly with defaults if
+    /// new). Returns the job and whether it was de-duplicated: with a `key`
+    /// that is remembered and active (see the module docs) the existing job
+    /// is returned and nothing changes, whatever the rest of the request says.
+    ///
+    /// `fire` links the job to the schedule fire that created it (engine
+    /// use). The job is available at once (and the queue woken if it had
+    /// nothing claimable) unless `run_at`/`delay_ms` put it in the future.
+    pub fn enqueue(
+        &mut self,
+        now: Timestamp,
+        req: EnqueueRequest,
+        fire: Option<FireId>,
+        limits: &Limits,
+        out: &mut Output,
+    ) -> Result<(JobId, bool), Error> {
+        let run_at = validate::enqueue(&req, now, limits)?;
+        if let Some(q) = self.queues.get(&req.queue) {
+            if q.config.mode == QueueMode::External {
+                return Err(Error::InvalidInput {
+                    field: "queue",
+                    message: format!(
+                        "{:?} is external: it only receives schedule fires",
+                        req.queue
+                    ),
+                });
+            }
+        }
+        if let Some(key) = &req.key {
+            if let Some(job) = self.dedup_hit(&req.queue, key, now) {
+                return Ok((job, true));
+            }
+        }
+        if self.idx.live >= limits.live_jobs {
+            return Err(Error::LimitExceeded {
+                what: "live_jobs",
+                limit: limits.live_jobs as u64,
+            });
+        }
+        if let Some(key) = &req.key {
+            self.dedup_check_room(&req.queue, key, limits)?;
+        }
+        // Validated: from here on nothing fails.
+        if !self.queues.contains_key(&req.queue) {
+            self.create(&req.queue, out);
+        }
+        self.last_job = self.last_job.checked_add(1).expect("job ids exhausted");
+        let id = JobId(self.last_job);
+        if let Some(key) = &req.key {
+            self.dedup_remember(&req.queue, key, id, limits);
+        }
+        let job = Job {
+            queue: req.queue,
+            state: if run_at <= now {
+                JobState::Available
+            } else {
+                JobState::Scheduled
+            },
+            payload: req.payload,
+            headers: req.headers,
+            priority: req.priority,
+            key: req.key,
+            fire,
+            attempt: 0,
+            max_attempts: req.max_attempts,
+            run_at,
+            lease: None,
+            last_error: None,
+            finished_at: None,
+            retain_until: None,
+        };
+        let q = self.queues.get_mut(&job.queue).expect("queue exists");
+        q.totals.enqueued += 1;
+        store::index(&mut self.idx, &mut q.idx, id, &job);
+        let wake = job.state == JobState::Available && q.idx.available.len() == 1;
+        if wake {
+            out.push(Command::Wake {
+                queue: job.queue.clone(),
+            });
+        }
+        assert!(self.jobs.insert(id, job).is_none(), "job id reused");
+        Ok((id, false))
+    }
+
+    /// Leases up to `max` available jobs of `queue` to `worker`, in claim
+    /// order (priority, then available time, then id). Each gets a fresh
+    /// token and `deadline = now + lease_ms` (default: the queue's), and its
+    /// attempt count goes up by one. A queue that does not exist yet gives no
+    /// jobs; an external queue is `InvalidInput`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn claim(
+        &mut self,
+        now: Timestamp,
+        queue: &str,
+        worker: &str,
+        max: u32,
+        lease_ms: Option<i64>,
+        limits: &Limits,
+    ) -> Result<Vec<Claimed>, Error> {
+        validate::queue_name(queue, limits)?;
+        name::validate("worker", worker, limits.name_chars)?;
+        if max == 0 {
+            return Err(Error::InvalidInput {
+                field: "max",
+                message: "must be at least 1".into(),
+            });
+        }
+        if max > limits.claim_batch {
+            return Err(Error::LimitExceeded {
+                what: "claim_batch",
+                limit: u64::from(limits.claim_batch),
+            });
+        }
+        validate::lease_ms(lease_ms)?;
+        let Some(q) = self.queues.get_mut(queue) else {
+            return Ok(Vec::new());
+        };
+        if q.config.mode == QueueMode::External {
+            return Err(Error::InvalidInput {
+                field: "queue",
+                message: format!("{queue:?} is external: claim from its transport"),
+            });
+        }
+        let deadline = now.saturating_add_ms(lease_ms.unwrap_or(q.config.lease_ms));
+        let mut claimed = Vec::new();
+        while claimed.len() < max as usize {
+            let Some(&(_, _, id)) = q.idx.available.first() else {
+                break;
+            };
+            let job = self.jobs.get_mut(&id).expect("indexed job exists");
+            assert_eq!(
+                job.state,
+                JobState::Available,
+                "claimed a job that is not available"
+            );
+            store::unindex(&mut self.idx, &mut q.idx, id, job);
+            self.last_token = self.last_token.checked_add(1).expect("tokens exhausted");
+            let token = LeaseToken(self.last_token);
+            job.state = JobState::Claimed;
+            job.attempt = job.attempt.checked_add(1).expect("attempt count overflow");
+            job.lease = Some(JobLease {
+                token,
+                deadline,
+                worker: worker.to_owned(),
+            });
+            store::index(&mut self.idx, &mut q.idx, id, job);
+            claimed.push(Claimed {
+                job: id,
+                token,
+                deadline,
+                attempt: job.attempt,
+                payload: job.payload.clone(),
+                headers: job.headers.clone(),
+                fire: job.fire.clone(),
+            });
+        }
+        Ok(claimed)
+    }
+
+    /// The job if it is claimed with `token`: `UnknownJob` if it is not held
+    /// at all, `LeaseLost` if it is not claimed or the token is stale.
+    fn held(&self, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
+        let job = self.jobs.get(&id).ok_or(Error::UnknownJob(id))?;
+        match &job.lease {
+            Some(lease) if lease.token == token => Ok(job),
+            _ => Err(Error::LeaseLost { job: id }),
+        }
+    }
+
+    /// Extends a lease to `now + lease_ms` (default: the queue's), returning
+    /// the new deadline. A stale token is `LeaseLost` and changes nothing.
+    pub fn heartbeat(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        token: LeaseToken,
+        lease_ms: Option<i64>,
+    ) -> Result<Timestamp, Error> {
+        validate::lease_ms(lease_ms)?;
+        let job = self.held(id, token)?;
+        let lease_ms = lease_ms.unwrap_or(self.queues[&job.queue].config.lease_ms);
+        let deadline = now.saturating_add_ms(lease_ms);
+        self.transition(id, None, |job| {
+            job.lease.as_mut().expect("held job has a lease").deadline = deadline;
+        });
+        Ok(deadline)
+    }
+
+    /// Finishes a claimed job successfully. A stale token is `LeaseLost`.
+    pub fn complete(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        token: LeaseToken,
+        out: &mut Output,
+    ) -> Result<JobState, Error> {
+        let queue = self.held(id, token)?.queue.clone();
+        self.finish(now, id, JobState::Completed, out);
+        self.queues
+            .get_mut(&queue)
+            .expect("queue exists")
+            .totals
+            .completed += 1;
+        out.event(Event::JobCompleted { job: id, queue });
+        Ok(JobState::Completed)
+    }
+
+    /// Reports a failed attempt: retried (at `retry_at`, clamped to now, or
+    /// after the backoff) while attempts remain, else dead-lettered or
+    /// dropped. Returns the new state and, for a retry, when it runs again.
+    /// `error` is truncated to `limits.text_bytes`. A stale token is
+    /// `LeaseLost` and changes nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fail(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        token: LeaseToken,
+        error: String,
+        retry_at: Option<Timestamp>,
+        limits: &Limits,
+        seed: u64,
+        out: &mut Output,
+    ) -> Result<(JobState, Option<Timestamp>), Error> {
+        self.held(id, token)?;
+        let error = truncate(error, limits.text_bytes);
+        Ok(self.failed_attempt(now, id, error, retry_at, limits, seed, out))
+    }
+
+    /// Cancels a job that is not terminal. A claimed job also gets
+    /// `Command::Cancel` (its worker's token is void from now on).
+    pub fn cancel(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        reason: CancelReason,
+        out: &mut Output,
+    ) -> Result<JobState, Error> {
+        let job = self.jobs.get(&id).ok_or(Error::UnknownJob(id))?;
+        if job.state.is_terminal() {
+            return Err(Error::InvalidState {
+                job: id,
+                state: job.state.as_str(),
+                op: "cancel",
+            });
+        }
+        let queue = job.queue.clone();
+        if job.state == JobState::Claimed {
+            out.push(Command::Cancel { job: id, reason });
+        }
+        self.finish(now, id, JobState::Cancelled, out);
+        self.queues
+            .get_mut(&queue)
+            .expect("queue exists")
+            .totals
+            .cancelled += 1;
+        out.event(Event::JobCancelled {
+            job: id,
+            queue,
+            reason,
+        });
+        Ok(JobState::Cancelled)
+    }
+
+    /// Makes dead letters available again (one job, or every dead letter of
+    /// the queue, oldest first), with their attempt count reset. Returns how
+    /// many. Refused as a whole (`LimitExceeded`) if the live-job limit would
+    /// be passed. The job's idempotency key becomes live again if the key
+    /// still points at it.
+    pub fn redrive(
+        &mut self,
+        now: Timestamp,
+        queue: &str,
+        job: Option<JobId>,
+        limits: &Limits,
+        out: &mut Output,
+    ) -> Result<u64, Error> {
+        let q = self
+            .queues
+            .get(queue)
+            .ok_or_else(|| Error::UnknownQueue(queue.to_owned()))?;
+        let ids: Vec<JobId> = match job {
+            Some(id) => {
+                let job = self.jobs.get(&id).filter(|j| j.queue == queue);
+                let job = job.ok_or(Error::UnknownJob(id))?;
+                if job.state != JobState::Dead {
+                    return Err(Error::InvalidState {
+                        job: id,
+                        state: job.state.as_str(),
+                        op: "redrive",
+                    });
+                }
+                vec![id]
+            }
+            None => q.idx.dead.iter().map(|&(_, id)| id).collect(),
+        };
+        if self.idx.live.saturating_add(ids.len()) > limits.live_jobs {
+            return Err(Error::LimitExceeded {
+                what: "live_jobs",
+                limit: limits.live_jobs as u64,
+            });
+        }
+        for &id in &ids {
+            self.transition(id, Some(out), |job| {
+                job.state = JobState::Available;
+                job.finished_at = None;
+                job.attempt = 0;
+                job.run_at = now;
+            });
+            self.dedup_revive(id);
+        }
+        Ok(ids.len() as u64)
+    }
+
+    /// Deletes dead letters of `queue` that died before `before` (or all).
+    /// Returns how many. Their idempotency keys stay remembered until expiry.
+    pub fn purge_dead(&mut self, queue: &str, before: Option<Timestamp>) -> Result<u64, Error> {
+        let q = self
+            .queues
+            .get(queue)
+            .ok_or_else(|| Error::UnknownQueue(queue.to_owned()))?;
+        let ids: Vec<JobId> = q
+            .idx
+            .dead
+            .iter()
+            .take_while(|&&(died, _)| before.is_none_or(|b| died < b))
+            .map(|&(_, id)| id)
+            .collect();
+        for &id in &ids {
+            self.remove_job(id);
+        }
+        Ok(ids.len() as u64)
+    }
+
+    /// Jobs that reached a terminal state (by any path: complete, fail,
+    /// lease expiry, cancel) since the last call, in the order they did,
+    /// with the fire that created them. The engine drains this after every
+    /// input to end "in flight" for schedule overlap. A redriven dead letter
+    /// is live again but is not reported back; a dead letter later dropped by
+    /// the dead-letter bound is not reported twice.
+    #[must_use]
+    pub fn take_finished(&mut self) -> Vec<(JobId, Option<FireId>)> {
+        std::mem::take(&mut self.finished)
+    }
+}

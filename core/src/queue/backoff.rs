@@ -1,0 +1,79 @@
+//! Retry backoff: exponential with equal jitter, deterministic.
+
+use crate::det;
+use crate::ids::JobId;
+use crate::queue_config::Backoff;
+
+/// How long to wait before retrying `job` after its failed `attempt` (1-based).
+///
+/// Equal jitter: `d = min(cap, base · 2^(attempt−1))`, wait `d/2 + r` with
+/// `r` in `[0, d/2]` picked from `(seed, job, attempt)`. Half the delay is
+/// guaranteed (so retries back off), half is spread (so a burst of failures
+/// does not retry in lockstep), and a replay picks the same `r`. Saturating
+/// arithmetic: a huge base or attempt count gives `cap`, never an overflow.
+pub(crate) fn retry_delay_ms(backoff: Backoff, seed: u64, job: JobId, attempt: u32) -> i64 {
+    let exp = attempt.saturating_sub(1).min(62);
+    let cap_ms = backoff.cap_ms.max(0);
+    let d = backoff
+        .base_ms
+        .max(0)
+        .saturating_mul(1_i64 << exp)
+        .min(cap_ms);
+    let half = d / 2;
+    let r = det::pick(seed, job.0, u64::from(attempt), half as u64) as i64;
+    assert!((0..=half).contains(&r), "jitter out of range");
+    half + r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(base_ms: i64, cap_ms: i64) -> Backoff {
+        Backoff { base_ms, cap_ms }
+    }
+
+    #[test]
+    fn equal_jitter_bounds() {
+        let cfg = b(5_000, 3_600_000);
+        for job in 1..200 {
+            for attempt in 1..=12 {
+                let d = (5_000_i64 << (attempt - 1)).min(3_600_000);
+                let w = retry_delay_ms(cfg, 42, JobId(job), attempt);
+                assert!(
+                    w >= d / 2 && w <= d,
+                    "attempt {attempt}: {w} not in [{}, {d}]",
+                    d / 2
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn deterministic_and_seed_dependent() {
+        let cfg = b(1_000, 1_000_000);
+        let a: Vec<i64> = (1..50)
+            .map(|j| retry_delay_ms(cfg, 7, JobId(j), 3))
+            .collect();
+        let again: Vec<i64> = (1..50)
+            .map(|j| retry_delay_ms(cfg, 7, JobId(j), 3))
+            .collect();
+        let other: Vec<i64> = (1..50)
+            .map(|j| retry_delay_ms(cfg, 8, JobId(j), 3))
+            .collect();
+        assert_eq!(a, again);
+        assert_ne!(a, other);
+        // Spread: not all the same value.
+        assert!(a.iter().any(|&w| w != a[0]));
+    }
+
+    #[test]
+    fn saturates() {
+        assert_eq!(retry_delay_ms(b(0, 10), 1, JobId(1), 5), 0);
+        let w = retry_delay_ms(b(i64::MAX, i64::MAX), 1, JobId(1), u32::MAX);
+        assert!(w >= i64::MAX / 2);
+        let w = retry_delay_ms(b(1, 100), 1, JobId(1), u32::MAX);
+        assert!((50..=100).contains(&w));
+        assert_eq!(retry_delay_ms(b(-5, -5), 1, JobId(1), 1), 0);
+    }
+}

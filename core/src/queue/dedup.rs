@@ -1,0 +1,109 @@
+//! Idempotency keys: remembered per queue while the job is live and for
+//! `dedup_window_ms` after it finished, bounded by `Limits::dedup_keys`.
+
+use super::Queues;
+use super::store::{self, DedupEntry};
+use crate::config::Limits;
+use crate::error::Error;
+use crate::ids::JobId;
+use crate::time::Timestamp;
+
+impl Queues {
+    /// The job an enqueue with `key` at `now` returns instead of a new one.
+    pub(super) fn dedup_hit(&self, queue: &str, key: &str, now: Timestamp) -> Option<JobId> {
+        let entry = self.queues.get(queue)?.dedup.get(key)?;
+        entry.is_active(now).then_some(entry.job)
+    }
+
+    /// Whether remembering a new `key` is possible: it reuses a stale entry
+    /// of the same key, fits under the bound, or can evict a finished job's
+    /// key. If every remembered key belongs to a live job: `LimitExceeded`.
+    pub(super) fn dedup_check_room(
+        &self,
+        queue: &str,
+        key: &str,
+        limits: &Limits,
+    ) -> Result<(), Error> {
+        let reuses = self
+            .queues
+            .get(queue)
+            .is_some_and(|q| q.dedup.contains_key(key));
+        if reuses || self.idx.dedup_keys < limits.dedup_keys || !self.idx.dedup_expiry.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::LimitExceeded {
+                what: "dedup_keys",
+                limit: limits.dedup_keys as u64,
+            })
+        }
+    }
+
+    /// Remembers `key` for live job `id` (after [`Queues::dedup_check_room`]),
+    /// replacing a stale entry or, at the bound, forgetting the key that
+    /// expires soonest.
+    pub(super) fn dedup_remember(&mut self, queue: &str, key: &str, id: JobId, limits: &Limits) {
+        let q = self.queues.get_mut(queue).expect("queue exists");
+        if let Some(old) = q.dedup.remove(key) {
+            assert!(old.expires_at.is_some(), "replacing the key of a live job");
+            store::unindex_key(&mut self.idx, queue, key, &old);
+        } else if self.idx.dedup_keys >= limits.dedup_keys {
+            self.dedup_forget_first();
+        }
+        let entry = DedupEntry {
+            job: id,
+            expires_at: None,
+        };
+        store::index_key(&mut self.idx, queue, key, &entry);
+        self.queues
+            .get_mut(queue)
+            .expect("queue exists")
+            .dedup
+            .insert(key.to_owned(), entry);
+    }
+
+    /// Forgets the key expiring soonest (a finished job's).
+    fn dedup_forget_first(&mut self) {
+        let (until, queue, key) = self.idx.dedup_expiry.pop_first().expect("an expiring key");
+        let q = self.queues.get_mut(&queue).expect("key's queue exists");
+        let entry = q.dedup.remove(&key).expect("indexed key exists");
+        assert_eq!(
+            entry.expires_at,
+            Some(until),
+            "key expiry index out of step"
+        );
+        assert!(self.idx.dedup_keys > 0, "dedup key count underflow");
+        self.idx.dedup_keys -= 1;
+    }
+
+    /// Job `id` finished: its key (if it still points at it) now expires at `until`.
+    pub(super) fn dedup_finished(&mut self, id: JobId, until: Timestamp) {
+        self.set_key_expiry(id, Some(until));
+    }
+
+    /// Job `id` was redriven: its key (if it still points at it) is live again.
+    pub(super) fn dedup_revive(&mut self, id: JobId) {
+        self.set_key_expiry(id, None);
+    }
+
+    fn set_key_expiry(&mut self, id: JobId, expires_at: Option<Timestamp>) {
+        let job = &self.jobs[&id];
+        let Some(key) = &job.key else { return };
+        let q = self.queues.get_mut(&job.queue).expect("job's queue exists");
+        let Some(entry) = q.dedup.get_mut(key) else {
+            return;
+        };
+        if entry.job != id {
+            return;
+        }
+        store::unindex_key(&mut self.idx, &job.queue, key, entry);
+        entry.expires_at = expires_at;
+        store::index_key(&mut self.idx, &job.queue, key, entry);
+    }
+
+    /// Forgets every key that expired at or before `now`.
+    pub(super) fn dedup_expire(&mut self, now: Timestamp) {
+        while self.idx.dedup_expiry.first().is_some_and(|e| e.0 <= now) {
+            self.dedup_forget_first();
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! State transitions shared by several inputs: finishing a job, a failed
+//! attempt (from `Fail` or a lease expiry), the retention and dead-letter
+//! bounds, and `advance`.
+
+use super::Queues;
+use super::backoff::retry_delay_ms;
+use super::store::{self, Job};
+use crate::command::{Command, Event, Output};
+use crate::config::Limits;
+use crate::ids::JobId;
+use crate::job::JobState;
+use crate::time::Timestamp;
+
+impl Queues {
+    /// Applies `f` to job `id`, keeping the indexes in step. If the job
+    /// becomes available in a queue that had nothing available, the queue is
+    /// woken through `out` (which must then be given): one `Wake` per
+    /// transition from "nothing claimable" to "claimable".
+    pub(super) fn transition(
+        &mut self,
+        id: JobId,
+        out: Option<&mut Output>,
+        f: impl FnOnce(&mut Job),
+    ) {
+        let job = self.jobs.get_mut(&id).expect("job exists");
+        let q = self.queues.get_mut(&job.queue).expect("job's queue exists");
+        store::unindex(&mut self.idx, &mut q.idx, id, job);
+        f(job);
+        if let Err(why) = job.check_shape() {
+            panic!("job {} after a transition: {why}", id.0);
+        }
+        store::index(&mut self.idx, &mut q.idx, id, job);
+        if job.state == JobState::Available && q.idx.available.len() == 1 {
+            let out = out.expect("a transition to available has an output");
+            out.push(Command::Wake {
+                queue: job.queue.clone(),
+            });
+        }
+    }
+
+    /// Moves a live job to a terminal `state` at `now`: fixes its retention
+    /// and key expiry, reports it to [`Queues::take_finished`] and applies
+    /// the retention count bound. The job may be gone afterwards (a
+    /// retention of zero), so callers take what they need first.
+    pub(super) fn finish(&mut self, now: Timestamp, id: JobId, state: JobState, out: &mut Output) {
+        assert!(state.is_terminal(), "finish to a live state");
+        let job = &self.jobs[&id];
+        assert!(!job.state.is_terminal(), "job {} finished twice", id.0);
+        let cfg = &self.queues[&job.queue].config;
+        let retain_until =
+            (state != JobState::Dead).then(|| now.saturating_add_ms(cfg.retention.completed_ms));
+        let key_until = now.saturating_add_ms(cfg.dedup_window_ms);
+        let queue = job.queue.clone();
+        self.finished.push((id, job.fire.clone()));
+        self.transition(id, Some(out), |job| {
+            job.state = state;
+            job.lease = None;
+            job.finished_at = Some(now);
+            job.retain_until = retain_until;
+        });
+        self.dedup_finished(id, key_until);
+        if state != JobState::Dead {
+            self.trim_finished(&queue);
+        }
+    }
+
+    /// A failed attempt of claimed job `id` (from `Fail` or a lease expiry):
+    /// retry while attempts remain, else dead-letter or drop.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn failed_attempt(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        error: String,
+        retry_at: Option<Timestamp>,
+        limits: &Limits,
+        seed: u64,
+        out: &mut Output,
+    ) -> (JobState, Option<Timestamp>) {
+        let job = &self.jobs[&id];
+        assert_eq!(job.state, JobState::Claimed, "only a claimed job can fail");
+        let cfg = &self.queues[&job.queue].config;
+        let (attempt, queue) = (job.attempt, job.queue.clone());
+        if attempt >= job.max_attempts(cfg) {
+            let dead_letter = cfg.dead_letter;
+            self.jobs.get_mut(&id).expect("job exists").last_error = Some(error);
+            let state = if dead_letter {
+                JobState::Dead
+            } else {
+                JobState::Dropped
+            };
+            self.finish(now, id, state, out);
+            let q = self.queues.get_mut(&queue).expect("queue exists");
+            if dead_letter {
+                q.totals.dead += 1;
+                out.event(Event::JobDead {
+                    job: id,
+                    queue: queue.clone(),
+                    attempts: attempt,
+                });
+                self.trim_dead(&queue, now, limits, out);
+            } else {
+                q.totals.dropped += 1;
+                out.event(Event::JobDropped {
+                    job: id,
+                    queue,
+                    reason: "exhausted".into(),
+                });
+            }
+            return (state, None);
+        }
+        let run_at = match retry_at {
+            Some(at) => at.max(now),
+            None => now.saturating_add_ms(retry_delay_ms(cfg.backoff, seed, id, attempt)),
+        };
+        let state = if run_at <= now {
+            JobState::Available
+        } else {
+            JobState::Scheduled
+        };
+        self.queues
+            .get_mut(&queue)
+            .expect("queue exists")
+            .totals
+            .retried += 1;
+        out.event(Event::JobRetried {
+            job: id,
+            queue,
+            attempt,
+            run_at,
+            error: error.clone(),
+        });
+        self.transition(id, Some(out), |job| {
+            job.state = state;
+            job.lease = None;
+            job.run_at = run_at;
+            job.last_error = Some(error);
+        });
+        (state, Some(run_at))
+    }
+
+    /// Forgets the oldest retained finished jobs of `queue` beyond its
+    /// `retention.completed_max`.
+    pub(super) fn trim_finished(&mut self, queue: &str) {
+        loop {
+            let q = &self.queues[queue];
+            if q.idx.finished.len() <= q.config.retention.completed_max as usize {
+                return;
+            }
+            let &(_, id) = q.idx.finished.first().expect("non-empty");
+            self.remove_job(id);
+        }
+    }
+
+    /// Drops the oldest dead letters of `queue` beyond the per-queue bound,
+    /// each reported as `JobDropped{reason: "dead_letter_limit"}`.
+    fn trim_dead(&mut self, queue: &str, now: Timestamp, limits: &Limits, out: &mut Output) {
+        loop {
+            let q = &self.queues[queue];
+            if q.idx.dead.len() <= limits.dead_letters_per_queue {
+                break;
+            }
+            let &(_, id) = q.idx.dead.first().expect("non-empty");
+            let retain_until = now.saturating_add_ms(q.config.retention.completed_ms);
+            self.transition(id, Some(out), |job| {
+                job.state = JobState::Dropped;
+                job.retain_until = Some(retain_until);
+            });
+            self.queues
+                .get_mut(queue)
+                .expect("queue exists")
+                .totals
+                .dropped += 1;
+            out.event(Event::JobDropped {
+                job: id,
+                queue: queue.to_owned(),
+                reason: "dead_letter_limit".into(),
+            });
+        }
+        self.trim_finished(queue);
+    }
+
+    /// Deletes a terminal job (retention, purge). Its key stays remembered.
+    pub(super) fn remove_job(&mut self, id: JobId) {
+        let job = self.jobs.remove(&id).expect("job exists");
+        assert!(job.state.is_terminal(), "removing live job {}", id.0);
+        let q = self.queues.get_mut(&job.queue).expect("job's queue exists");
+        store::unindex(&mut self.idx, &mut q.idx, id, &job);
+    }
+
+    /// Brings the queues to `now`: expired leases become failed attempts
+    /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`),
+    /// due scheduled jobs become available (one `Wake` per queue that gains
+    /// claimable work), retention forgets old finished jobs, and expired
+    /// idempotency keys are forgotten. Each loop is bounded by the jobs held.
+    pub fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
+        while let Some(&(deadline, id)) = self.idx.claimed.first() {
+            if deadline > now {
+                break;
+            }
+            let job = &self.jobs[&id];
+            let (queue, attempt) = (job.queue.clone(), job.attempt);
+            self.queues
+                .get_mut(&queue)
+                .expect("queue exists")
+                .totals
+                .expired += 1;
+            out.event(Event::LeaseExpired {
+                job: id,
+                queue,
+                attempt,
+            });
+            self.failed_attempt(now, id, "lease_expired".into(), None, limits, seed, out);
+        }
+        while let Some(&(run_at, id)) = self.idx.scheduled.first() {
+            if run_at > now {
+                break;
+            }
+            self.transition(id, Some(out), |job| job.state = JobState::Available);
+        }
+        while let Some(&(until, id)) = self.idx.retention.first() {
+            if until > now {
+                break;
+            }
+            self.remove_job(id);
+        }
+        self.dedup_expire(now);
+    }
+
+    /// The earliest instant at which [`Queues::advance`] has work: a delayed
+    /// job's `run_at`, a lease deadline, a retention expiry or a key expiry.
+    /// O(log n): the first entry of four ordered indexes.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        let firsts = [
+            self.idx.scheduled.first().map(|e| e.0),
+            self.idx.claimed.first().map(|e| e.0),
+            self.idx.retention.first().map(|e| e.0),
+            self.idx.dedup_expiry.first().map(|e| e.0),
+        ];
+        firsts.into_iter().flatten().min()
+    }
+}

@@ -1,0 +1,206 @@
+//! Getters, index rebuilding (restore) and the invariant check.
+
+use super::Queues;
+use super::store::{self, Index, Job, QueueState};
+use crate::ids::{FireId, JobId};
+use crate::job::{JobInfo, JobState};
+use crate::queue_config::{QueueMode, QueueStats};
+use crate::time::Timestamp;
+use serde::{Deserialize, Deserializer};
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Queues {
+    /// A job's state, if it is still held.
+    pub fn job_state(&self, id: JobId) -> Option<JobState> {
+        self.jobs.get(&id).map(|j| j.state)
+    }
+
+    /// A job, if it is still held (finished jobs disappear with retention).
+    pub fn job(&self, id: JobId) -> Option<JobInfo> {
+        let job = self.jobs.get(&id)?;
+        Some(job.info(id, &self.queues[&job.queue].config))
+    }
+
+    /// Counts and totals of one queue as of `now` (the engine clock).
+    pub fn stats(&self, queue: &str, now: Timestamp) -> Option<QueueStats> {
+        let q = self.queues.get(queue)?;
+        let oldest = q.idx.available_by_time.first();
+        Some(QueueStats {
+            queue: queue.to_owned(),
+            scheduled: q.idx.scheduled,
+            available: q.idx.available.len() as u64,
+            claimed: q.idx.claimed,
+            completed: q.idx.completed,
+            dead: q.idx.dead.len() as u64,
+            cancelled: q.idx.cancelled,
+            oldest_available_age_ms: oldest
+                .map(|&(t, _)| now.as_millis().saturating_sub(t.as_millis()).max(0)),
+            totals: q.totals.clone(),
+            as_of: Some(now),
+        })
+    }
+
+    /// Up to `limit` dead letters of `queue`, oldest death first.
+    pub fn dead_letters(&self, queue: &str, limit: usize) -> Vec<JobInfo> {
+        let Some(q) = self.queues.get(queue) else {
+            return Vec::new();
+        };
+        let info = |&(_, id): &(Timestamp, JobId)| self.jobs[&id].info(id, &q.config);
+        q.idx.dead.iter().take(limit).map(info).collect()
+    }
+
+    /// Every queue name, in order.
+    pub fn queue_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.queues.keys().map(String::as_str)
+    }
+
+    /// Jobs not yet terminal (what `Limits::live_jobs` bounds).
+    pub fn live_jobs(&self) -> usize {
+        self.idx.live
+    }
+
+    /// Rebuilds every derived index from the canonical state, checking that
+    /// the state is coherent (jobs in known local queues, fields that agree
+    /// with states, ids and tokens below their counters, keys that point at
+    /// jobs carrying them). Used on restore; an error means a corrupt snapshot.
+    pub fn rebuild_indexes(&mut self) -> Result<(), String> {
+        self.idx = Index::default();
+        for (name, q) in &mut self.queues {
+            if *name != q.config.name {
+                return Err(format!(
+                    "queue {name:?} holds the config of {:?}",
+                    q.config.name
+                ));
+            }
+            q.idx = Default::default();
+        }
+        let mut tokens = BTreeSet::new();
+        for (&id, job) in &self.jobs {
+            let bad = |why: &str| format!("job {}: {why}", id.0);
+            if id.0 == 0 || id.0 > self.last_job {
+                return Err(bad("id not issued yet"));
+            }
+            job.check_shape().map_err(bad)?;
+            let q = self
+                .queues
+                .get_mut(&job.queue)
+                .ok_or_else(|| bad("unknown queue"))?;
+            if q.config.mode == QueueMode::External {
+                return Err(bad("held by an external queue"));
+            }
+            if let Some(lease) = &job.lease {
+                if lease.token.0 == 0
+                    || lease.token.0 > self.last_token
+                    || !tokens.insert(lease.token)
+                {
+                    return Err(bad("token not issued or not unique"));
+                }
+            }
+            store::index(&mut self.idx, &mut q.idx, id, job);
+        }
+        for (name, q) in &self.queues {
+            for (key, entry) in &q.dedup {
+                check_key(
+                    &self.jobs,
+                    name,
+                    key,
+                    entry.job,
+                    entry.expires_at,
+                    self.last_job,
+                )?;
+                store::index_key(&mut self.idx, name, key, entry);
+            }
+        }
+        if let Some((id, _)) = self
+            .finished
+            .iter()
+            .find(|(id, _)| id.0 == 0 || id.0 > self.last_job)
+        {
+            return Err(format!("finished job {} not issued yet", id.0));
+        }
+        Ok(())
+    }
+
+    /// Asserts that the derived indexes are exactly what a rebuild from the
+    /// canonical state gives, and that the state is coherent. For tests and
+    /// the simulation (it clones everything).
+    pub fn check_invariants(&self) {
+        let mut fresh = self.clone();
+        if let Err(why) = fresh.rebuild_indexes() {
+            panic!("queue state incoherent: {why}");
+        }
+        assert_eq!(fresh.idx, self.idx, "global queue index out of step");
+        for (name, q) in &self.queues {
+            assert_eq!(
+                fresh.queues[name].idx, q.idx,
+                "index of queue {name:?} out of step"
+            );
+        }
+        let live = self
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_terminal())
+            .count();
+        assert_eq!(live, self.idx.live, "live job count");
+    }
+}
+
+/// A remembered key points at a job id already issued; a live key (no
+/// expiry) points at a live job of this queue that carries the key.
+fn check_key(
+    jobs: &BTreeMap<JobId, Job>,
+    queue: &str,
+    key: &str,
+    id: JobId,
+    expires_at: Option<Timestamp>,
+    last_job: u64,
+) -> Result<(), String> {
+    if id.0 == 0 || id.0 > last_job {
+        return Err(format!(
+            "key {key:?} of queue {queue:?} points at an unissued job"
+        ));
+    }
+    let job = jobs.get(&id);
+    match (expires_at, job) {
+        (None, Some(j))
+            if !j.state.is_terminal() && j.queue == queue && j.key.as_deref() == Some(key) =>
+        {
+            Ok(())
+        }
+        (None, _) => Err(format!(
+            "live key {key:?} of queue {queue:?} without its live job"
+        )),
+        (Some(_), Some(j)) if !j.state.is_terminal() && j.key.as_deref() == Some(key) => Err(
+            format!("key {key:?} of queue {queue:?} expires while its job is live"),
+        ),
+        (Some(_), _) => Ok(()),
+    }
+}
+
+/// The serialized fields of [`Queues`]; restore rebuilds the rest.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct QueuesData {
+    last_job: u64,
+    last_token: u64,
+    queues: BTreeMap<String, QueueState>,
+    jobs: BTreeMap<JobId, Job>,
+    #[serde(default)]
+    finished: Vec<(JobId, Option<FireId>)>,
+}
+
+impl<'de> Deserialize<'de> for Queues {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let data = QueuesData::deserialize(d)?;
+        let mut queues = Queues {
+            last_job: data.last_job,
+            last_token: data.last_token,
+            queues: data.queues,
+            jobs: data.jobs,
+            finished: data.finished,
+            idx: Index::default(),
+        };
+        queues.rebuild_indexes().map_err(serde::de::Error::custom)?;
+        Ok(queues)
+    }
+}
