@@ -273,3 +273,170 @@ impl<'de> Deserialize<'de> for Leases {
         Ok(leases)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::Command;
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms).unwrap()
+    }
+
+    fn events(out: &mut Output) -> Vec<Event> {
+        let mut v = Vec::new();
+        while let Some(c) = out.pop() {
+            match c {
+                Command::Event(e) => v.push(e),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn acquire_contend_release() {
+        let l = Limits::default();
+        let mut ls = Leases::default();
+        let (tok, exp) = ls
+            .acquire(t(0), "cron-runner", "host-a", 1_000, &l)
+            .unwrap();
+        assert_eq!((tok, exp), (LeaseToken(1), t(1_000)));
+        let err = ls
+            .acquire(t(10), "cron-runner", "host-b", 1_000, &l)
+            .unwrap_err();
+        assert_eq!(err.code(), "lease_held");
+        // Another name is independent.
+        assert_eq!(
+            ls.acquire(t(10), "other", "host-b", 1_000, &l).unwrap().0,
+            LeaseToken(2)
+        );
+        // Same owner re-acquiring: same token, extended.
+        assert_eq!(
+            ls.acquire(t(20), "cron-runner", "host-a", 500, &l),
+            Ok((tok, t(520)))
+        );
+        ls.check_invariants();
+        // Release with a stale token is refused; with the right one frees it.
+        assert_eq!(
+            ls.release(t(30), "cron-runner", LeaseToken(9), &l)
+                .unwrap_err()
+                .code(),
+            "lease_held"
+        );
+        ls.release(t(30), "cron-runner", tok, &l).unwrap();
+        // Releasing again is a no-op.
+        ls.release(t(31), "cron-runner", tok, &l).unwrap();
+        let (tok2, _) = ls
+            .acquire(t(40), "cron-runner", "host-b", 1_000, &l)
+            .unwrap();
+        assert!(tok2 > tok);
+        assert_eq!(ls.holder(t(40), "cron-runner").unwrap().owner, "host-b");
+        ls.check_invariants();
+    }
+
+    #[test]
+    fn renew_needs_the_current_token() {
+        let l = Limits::default();
+        let mut ls = Leases::default();
+        let (tok, _) = ls.acquire(t(0), "x", "a", 100, &l).unwrap();
+        assert_eq!(ls.renew(t(50), "x", tok, 100, &l), Ok((tok, t(150))));
+        assert_eq!(ls.next_deadline(), Some(t(150)));
+        assert_eq!(
+            ls.renew(t(60), "x", LeaseToken(tok.0 + 1), 100, &l)
+                .unwrap_err()
+                .code(),
+            "lease_held"
+        );
+        assert_eq!(
+            ls.renew(t(60), "x", tok, 0, &l).unwrap_err().code(),
+            "invalid_input"
+        );
+        assert_eq!(
+            ls.renew(t(60), "nope", tok, 10, &l).unwrap_err().code(),
+            "lease_held"
+        );
+        // After expiry, renew fails even with the old token.
+        assert_eq!(
+            ls.renew(t(150), "x", tok, 100, &l).unwrap_err().code(),
+            "lease_held"
+        );
+        ls.check_invariants();
+    }
+
+    #[test]
+    fn expiry_is_reported_and_tokens_keep_increasing() {
+        let l = Limits::default();
+        let mut ls = Leases::default();
+        let mut out = Output::default();
+        let mut last = LeaseToken(0);
+        for round in 0..5 {
+            let now = round * 1_000;
+            ls.advance(t(now), &mut out);
+            let (tok, _) = ls
+                .acquire(t(now), "leader", &format!("owner-{round}"), 1_000, &l)
+                .unwrap();
+            assert!(tok > last, "fencing tokens strictly increase");
+            last = tok;
+            let ev = events(&mut out);
+            if round > 0 {
+                let expired = Event::NamedLeaseExpired {
+                    name: "leader".into(),
+                    token: LeaseToken(tok.0 - 1),
+                };
+                assert_eq!(ev, vec![expired]);
+            }
+            ls.check_invariants();
+        }
+        ls.advance(t(4_999), &mut out);
+        assert!(events(&mut out).is_empty());
+        ls.advance(t(5_000), &mut out);
+        assert_eq!(events(&mut out).len(), 1);
+        assert_eq!(ls.len(), 0);
+        assert_eq!(ls.next_deadline(), None);
+    }
+
+    #[test]
+    fn inputs_are_checked() {
+        let l = Limits::default();
+        let mut ls = Leases::default();
+        assert_eq!(
+            ls.acquire(t(0), "a b", "o", 1, &l).unwrap_err().code(),
+            "invalid_name"
+        );
+        assert_eq!(
+            ls.acquire(t(0), "a", "", 1, &l).unwrap_err().code(),
+            "invalid_name"
+        );
+        assert_eq!(
+            ls.acquire(t(0), "a", "o", 0, &l).unwrap_err().code(),
+            "invalid_input"
+        );
+        assert_eq!(ls, Leases::default());
+        // Saturating expiry.
+        let (_, exp) = ls.acquire(t(0), "a", "o", i64::MAX, &l).unwrap();
+        assert_eq!(exp, Timestamp::MAX);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let l = Limits::default();
+        let mut ls = Leases::default();
+        ls.acquire(t(0), "b", "o1", 100, &l).unwrap();
+        ls.acquire(t(0), "a", "o2", 50, &l).unwrap();
+        let json = serde_json::to_string(&ls).unwrap();
+        assert_eq!(
+            json,
+            r#"{"lastToken":2,"held":{"a":{"owner":"o2","token":2,"expiresAt":50},"b":{"owner":"o1","token":1,"expiresAt":100}}}"#
+        );
+        let back: Leases = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ls);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert!(
+            serde_json::from_str::<Leases>(&json.replace(r#""lastToken":2"#, r#""lastToken":1"#))
+                .is_err()
+        );
+        let empty: Leases = serde_json::from_str(r#"{"lastToken":0}"#).unwrap();
+        assert_eq!(empty, Leases::default());
+    }
+}
