@@ -274,4 +274,9 @@ impl Output {
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
     }
+
+    /// Moves every command of `other` to the end of `self`, keeping order.
+    pub(crate) fn append(&mut self, other: &mut Output) {
+        self.queue.append(&mut other.queue);
+    }
 }

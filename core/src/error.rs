@@ -90,6 +90,10 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The engine does not hold leadership, so it may not fire
+    /// (`TriggerSchedule`, `Backfill` on a non-standalone engine).
+    #[error("not_leader: the engine does not hold leadership")]
+    NotLeader,
     /// Too many undrained commands: call `poll_command` until `None` first.
     #[error("backpressure: {pending} commands are waiting to be drained")]
     Backpressure {
@@ -115,6 +119,7 @@ impl Error {
             Error::LeaseHeld { .. } => "lease_held",
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::PayloadTooLarge { .. } => "payload_too_large",
+            Error::NotLeader => "not_leader",
             Error::Backpressure { .. } => "backpressure",
         }
     }

@@ -1,0 +1,207 @@
+//! Time passing: everything `Advance` does, and the bookkeeping after
+//! every input (jobs that ended free their schedule's overlap slot and
+//! release a buffered fire).
+//!
+//! Order within one advance: clock, leadership expiry, queues (promotions,
+//! lease expiries, retention), named leases, ended jobs, unsettled external
+//! fires, buffered releases, then due boundaries in `(due_at, name,
+//! nominal)` order, then the aggregated skip events.
+
+use crate::catchup::{self, Planned, SCAN_BUDGET};
+use crate::command::{Event, FireReason, SkipReason};
+use crate::engine::Engine;
+use crate::fire::Offer;
+use crate::schedule_def::{Overlap, ScheduleStatus};
+use crate::time::Timestamp;
+
+/// What processing one popped schedule did.
+enum Step {
+    /// A boundary fired (counts against `fires_per_advance`).
+    Fired,
+    /// Something else (skipped, buffered, planned): go on.
+    Done,
+    /// The scan budget ran out: stop this advance.
+    OutOfBudget,
+}
+
+impl Engine {
+    /// Moves the clock to `now` (clamped) and does everything due.
+    pub(crate) fn advance_to(&mut self, now: Timestamp) {
+        let now = if now < self.clock {
+            self.out.event(Event::ClockClamped {
+                given: now,
+                clock: self.clock,
+            });
+            self.clock
+        } else {
+            now
+        };
+        self.clock = now;
+        if !self.config.standalone {
+            self.leadership.expire(now, &mut self.out);
+        }
+        let (limits, seed) = (&self.config.limits, self.config.seed);
+        self.queues.advance(now, limits, seed, &mut self.out);
+        self.leases.advance(now, &mut self.out);
+        self.settle_finished();
+        self.expire_unsettled();
+        if self.is_leader() {
+            self.release_ready();
+            self.fire_due();
+        }
+        self.skips.flush(&mut self.out);
+    }
+
+    /// Bookkeeping after an input was applied.
+    pub(crate) fn after_input(&mut self) {
+        self.settle_finished();
+        if self.is_leader() {
+            self.release_ready();
+        }
+        self.skips.flush(&mut self.out);
+    }
+
+    /// Jobs that became terminal end their fire's in-flight state.
+    fn settle_finished(&mut self) {
+        for (job, fire) in self.queues.take_finished() {
+            let Some(fire) = fire else { continue };
+            let Some(idx) = self.schedules.idx(&fire.schedule) else {
+                continue;
+            };
+            let s = self.schedules.at_mut(idx);
+            if let Some(pos) = s.in_flight.iter().position(|f| f.job == Some(job)) {
+                s.in_flight.remove(pos);
+                self.note_released(idx);
+            }
+        }
+    }
+
+    /// External fires past their queue's `lease_ms` count as settled.
+    fn expire_unsettled(&mut self) {
+        let now = self.clock;
+        while self.schedules.unsettled.first().is_some_and(|e| e.0 <= now) {
+            let (_, fire) = self.schedules.unsettled.pop_first().expect("non-empty");
+            let idx = self
+                .schedules
+                .idx(&fire.schedule)
+                .expect("unsettled fire has a schedule");
+            let s = self.schedules.at_mut(idx);
+            let pos = s
+                .in_flight
+                .iter()
+                .position(|f| f.fire == fire && f.deadline.is_some());
+            s.in_flight
+                .remove(pos.expect("unsettled fire is in flight"));
+            self.out.event(Event::FireUnsettled { fire });
+            self.note_released(idx);
+        }
+    }
+
+    /// Called when an in-flight fire of `idx` ended.
+    pub(crate) fn note_released(&mut self, idx: u32) {
+        let s = self.schedules.at(idx);
+        if s.in_flight.is_empty() && s.buffered().is_some() {
+            let name = s.name.clone();
+            self.schedules.ready.insert(name);
+        }
+    }
+
+    /// Fires the buffered fires whose predecessors ended (leader only).
+    fn release_ready(&mut self) {
+        let seed = self.config.seed;
+        while let Some(name) = self.schedules.ready.pop_first() {
+            let idx = self.schedules.idx(&name).expect("ready schedule exists");
+            let s = self.schedules.at_mut(idx);
+            let id = s
+                .take_buffered()
+                .expect("ready schedule has a buffered fire");
+            let due_at = match id.extra {
+                None => s.due_of(seed, id.nominal),
+                Some(_) => id.nominal,
+            };
+            let track = s.def.overlap != Overlap::Allow;
+            let grid = id.extra.is_none();
+            let nominal = id.nominal;
+            if self
+                .emit_fire(idx, id, due_at, FireReason::Buffered, track)
+                .is_err()
+                && grid
+            {
+                let s = self.schedules.at_mut(idx);
+                s.n.skipped += 1;
+                self.skips
+                    .add(&name, SkipReason::QueueFull, 1, nominal, nominal);
+            }
+        }
+    }
+
+    /// Processes due boundaries within the per-advance budgets.
+    fn fire_due(&mut self) {
+        let now = self.clock;
+        let mut fires = 0u32;
+        let mut scan = SCAN_BUDGET;
+        self.backlog = false;
+        loop {
+            if fires >= self.config.limits.fires_per_advance {
+                self.backlog = self.schedules.next_due().is_some_and(|d| d <= now);
+                return;
+            }
+            let Some(idx) = self.schedules.pop_due(now) else {
+                return;
+            };
+            match self.step(idx, &mut scan) {
+                Step::Fired => fires += 1,
+                Step::Done => {}
+                Step::OutOfBudget => {
+                    self.schedules.index(idx);
+                    self.backlog = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One popped schedule (out of the due index; re-indexed here).
+    fn step(&mut self, idx: u32, scan: &mut u64) -> Step {
+        let (now, seed) = (self.clock, self.config.seed);
+        let s = self.schedules.at_mut(idx);
+        let c = s.cursor.expect("indexed schedule has a cursor");
+        let next = s.next_boundary(c);
+        let backlog = next.is_some_and(|n| s.due_of(seed, n) <= now);
+        let too_old = c.as_millis() < now.as_millis().saturating_sub(s.def.catchup.window_ms);
+        if s.status == ScheduleStatus::Paused || backlog || too_old {
+            let planned = catchup::plan(s, seed, now, scan, &mut self.skips, &mut self.out);
+            if planned == Planned::OutOfBudget {
+                return Step::OutOfBudget;
+            }
+            if s.cursor != Some(c) || s.status != ScheduleStatus::Active {
+                self.schedules.index(idx);
+                return Step::Done;
+            }
+        }
+        let reason = if backlog {
+            FireReason::Catchup
+        } else {
+            FireReason::Scheduled
+        };
+        let (id, due_at, overlap) = (s.grid_fire_id(c), s.due_at, s.def.overlap);
+        s.n.processed += 1;
+        let offer = self.offer(idx, id, due_at, reason, overlap);
+        let s = self.schedules.at_mut(idx);
+        let skipped = match offer {
+            Offer::Fired | Offer::Buffered => None,
+            Offer::Skipped => Some(SkipReason::Overlap),
+            Offer::Refused(_) => Some(SkipReason::QueueFull),
+        };
+        if let Some(reason) = skipped {
+            s.n.skipped += 1;
+            self.skips.add(&s.name, reason, 1, c, c);
+        }
+        s.move_cursor(c, next, seed, &mut self.out);
+        self.schedules.index(idx);
+        match offer {
+            Offer::Fired => Step::Fired,
+            _ => Step::Done,
+        }
+    }
+}

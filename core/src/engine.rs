@@ -1,0 +1,315 @@
+//! [`Engine`]: the sans-I/O state machine. This module only dispatches;
+//! the logic lives in `advance` (time passing), `fire` (making fires),
+//! `schedule_ops` (schedule inputs), `catchup`, `leadership`, `snapshot`.
+
+use crate::command::{CancelReason, Command, Output};
+use crate::config::EngineConfig;
+use crate::error::Error;
+use crate::ids::JobId;
+use crate::input::Input;
+use crate::job::JobInfo;
+use crate::leadership::Leadership;
+use crate::lease::Leases;
+use crate::queue::Queues;
+use crate::queue_config::QueueStats;
+use crate::reply::Reply;
+use crate::schedule_def::ScheduleInfo;
+use crate::schedules::Schedules;
+use crate::skips::Skips;
+use crate::time::Timestamp;
+use crate::validate::{self, Prepared};
+
+/// The engine: schedules, queues, leases and leadership in one
+/// deterministic value that never reads a clock and never performs I/O.
+///
+/// Methods come in four groups:
+/// - **getters** ([`Engine::schedule`], [`Engine::queue_stats`],
+///   [`Engine::job`], [`Engine::clock`], …): read-only;
+/// - **[`Engine::handle`]**: the single mutator; `(now, input)` pairs are
+///   the journal;
+/// - **`poll_*`** ([`Engine::poll_command`], [`Engine::poll_timeout`]):
+///   what the host must do next; drain commands after every `handle`;
+/// - **persistence** ([`Engine::snapshot`], [`Engine::restore`]).
+///
+/// See the crate docs for the drain loop and `docs/semantics.md` for every
+/// decision the design left open.
+#[derive(Debug)]
+pub struct Engine {
+    pub(crate) config: EngineConfig,
+    pub(crate) clock: Timestamp,
+    pub(crate) schedules: Schedules,
+    pub(crate) queues: Queues,
+    pub(crate) leases: Leases,
+    pub(crate) leadership: Leadership,
+    pub(crate) out: Output,
+    /// Commands of a local enqueue, moved behind the `Fire` that caused them.
+    pub(crate) scratch: Output,
+    pub(crate) skips: Skips,
+    /// A per-advance budget left due work behind: `poll_timeout` = clock.
+    pub(crate) backlog: bool,
+}
+
+/// Getters.
+impl Engine {
+    /// A new engine at clock 0 (the first `handle` moves it to `now`).
+    pub fn new(config: EngineConfig) -> Engine {
+        Engine {
+            config,
+            clock: Timestamp::MIN,
+            schedules: Schedules::default(),
+            queues: Queues::default(),
+            leases: Leases::default(),
+            leadership: Leadership::default(),
+            out: Output::default(),
+            scratch: Output::default(),
+            skips: Skips::default(),
+            backlog: false,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The engine clock: the latest `now` handled (never goes back).
+    pub fn clock(&self) -> Timestamp {
+        self.clock
+    }
+
+    /// Whether the engine may fire at its clock (always when standalone).
+    pub fn is_leader(&self) -> bool {
+        self.leadership
+            .is_leader(self.config.standalone, self.clock)
+    }
+
+    /// A schedule's definition, state and counters.
+    pub fn schedule(&self, name: &str) -> Option<ScheduleInfo> {
+        self.schedules.get(name).map(|s| s.info())
+    }
+
+    /// Schedule names in order.
+    pub fn schedule_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.schedules.iter().map(|s| &*s.name)
+    }
+
+    /// Number of schedules.
+    pub fn schedule_count(&self) -> usize {
+        self.schedules.len()
+    }
+
+    /// Counts and totals of a queue, as of the engine clock.
+    pub fn queue_stats(&self, queue: &str) -> Option<QueueStats> {
+        self.queues.stats(queue, self.clock)
+    }
+
+    /// A job (until pruned by retention).
+    pub fn job(&self, id: JobId) -> Option<JobInfo> {
+        self.queues.job(id)
+    }
+
+    /// Commands waiting to be drained.
+    pub fn pending_commands(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Checks every internal invariant, panicking on the first broken one.
+    /// Meant for tests and simulations; O(state).
+    pub fn check_invariants(&self) {
+        self.schedules.check_invariants(self.config.seed);
+        self.queues.check_invariants();
+        self.leases.check_invariants();
+        if self.is_leader() {
+            assert!(
+                self.schedules.ready.is_empty(),
+                "a leader keeps no releasable buffered fire"
+            );
+            if !self.backlog {
+                let due = self.schedules.next_due();
+                assert!(
+                    due.is_none_or(|d| d > self.clock),
+                    "a due schedule was left behind"
+                );
+            }
+        }
+    }
+}
+
+/// The mutator.
+impl Engine {
+    /// Applies one input at `now`.
+    ///
+    /// First the engine advances to `now` exactly as [`Input::Advance`]
+    /// would (a `now` before the clock is clamped to it and reported with
+    /// `Event::ClockClamped`); then the input is validated and applied.
+    /// Checks that need no state (names, ranges, sizes, spec syntax) run
+    /// before the advance, so such an input changes nothing at all; any
+    /// other rejected input changes nothing beyond that advance.
+    ///
+    /// Refused with [`Error::Backpressure`] (changing nothing) while
+    /// `limits.pending_commands` or more commands wait to be drained.
+    pub fn handle(&mut self, now: Timestamp, input: Input) -> Result<Reply, Error> {
+        let pending = self.out.len();
+        if pending >= self.config.limits.pending_commands {
+            return Err(Error::Backpressure { pending });
+        }
+        let prepared = validate::prepare(&input, &self.config)?;
+        self.advance_to(now);
+        let reply = self.apply(input, prepared);
+        self.after_input();
+        reply
+    }
+
+    fn apply(&mut self, input: Input, prepared: Prepared) -> Result<Reply, Error> {
+        let now = self.clock;
+        let limits = &self.config.limits;
+        let seed = self.config.seed;
+        let out = &mut self.out;
+        match input {
+            Input::Advance => Ok(Reply::Advanced),
+            Input::UpsertSchedule(def) => self.upsert(def, prepared.into_spec()),
+            Input::RemoveSchedule { name } => Ok(self.remove(&name)),
+            Input::PauseSchedule { name, note } => self.pause(&name, note),
+            Input::ResumeSchedule { name } => self.resume(&name),
+            Input::TriggerSchedule { name, overlap } => self.trigger(&name, overlap),
+            Input::Backfill {
+                name,
+                from,
+                to,
+                overlap,
+            } => self.backfill(&name, from, to, overlap),
+            Input::FireSettled { fire, outcome } => self.fire_settled(fire, outcome),
+            Input::Leadership(grant) => {
+                self.leadership.check(now, grant)?;
+                let standalone = self.config.standalone;
+                let leader = self.leadership.apply(standalone, now, grant, out);
+                Ok(Reply::Leadership { leader })
+            }
+            Input::DeclareQueue(cfg) => {
+                let (created, changed) = self.queues.declare(cfg, limits)?;
+                Ok(Reply::QueueDeclared { created, changed })
+            }
+            Input::Enqueue(req) => {
+                let (job, deduplicated) = self.queues.enqueue(now, req, None, limits, out)?;
+                Ok(Reply::Enqueued { job, deduplicated })
+            }
+            Input::Claim {
+                queue,
+                worker,
+                max,
+                lease_ms,
+            } => {
+                let jobs = self
+                    .queues
+                    .claim(now, &queue, &worker, max, lease_ms, limits)?;
+                Ok(Reply::Claimed { jobs })
+            }
+            Input::Heartbeat {
+                job,
+                token,
+                lease_ms,
+            } => {
+                let deadline = self.queues.heartbeat(now, job, token, lease_ms)?;
+                Ok(Reply::LeaseExtended { deadline })
+            }
+            Input::Complete { job, token } => {
+                let state = self.queues.complete(now, job, token, out)?;
+                Ok(Reply::Job {
+                    job,
+                    state,
+                    run_at: None,
+                })
+            }
+            Input::Fail {
+                job,
+                token,
+                error,
+                retry_at,
+            } => {
+                let q = &mut self.queues;
+                let (state, run_at) =
+                    q.fail(now, job, token, error, retry_at, limits, seed, out)?;
+                Ok(Reply::Job { job, state, run_at })
+            }
+            Input::CancelJob { job } => {
+                let state = self.queues.cancel(now, job, CancelReason::Requested, out)?;
+                Ok(Reply::Job {
+                    job,
+                    state,
+                    run_at: None,
+                })
+            }
+            Input::Redrive { queue, job } => {
+                let count = self.queues.redrive(now, &queue, job, limits, out)?;
+                Ok(Reply::Count { count })
+            }
+            Input::PurgeDead { queue, before } => {
+                let count = self.queues.purge_dead(&queue, before)?;
+                Ok(Reply::Count { count })
+            }
+            Input::AcquireLease {
+                name,
+                owner,
+                ttl_ms,
+            } => {
+                let (token, expires_at) =
+                    self.leases.acquire(now, &name, &owner, ttl_ms, limits)?;
+                Ok(Reply::Lease { token, expires_at })
+            }
+            Input::RenewLease {
+                name,
+                token,
+                ttl_ms,
+            } => {
+                let (token, expires_at) = self.leases.renew(now, &name, token, ttl_ms, limits)?;
+                Ok(Reply::Lease { token, expires_at })
+            }
+            Input::ReleaseLease { name, token } => {
+                self.leases.release(now, &name, token, limits)?;
+                Ok(Reply::LeaseReleased)
+            }
+        }
+    }
+}
+
+/// Polling: what the host must do next.
+impl Engine {
+    /// Takes the oldest pending command. Call until `None` after every
+    /// [`Engine::handle`].
+    #[must_use]
+    pub fn poll_command(&mut self) -> Option<Command> {
+        self.out.pop()
+    }
+
+    /// When the engine next has work: call `handle(t, Input::Advance)` at
+    /// that instant. Never earlier than the clock; equal to the clock when a
+    /// per-advance limit left due work behind. `None`: nothing is pending
+    /// (only an input can create work).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let clock = self.clock;
+        let mut t = [
+            self.queues.next_deadline(),
+            self.leases.next_deadline(),
+            self.schedules.unsettled.first().map(|e| e.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let mut merge = |x: Option<Timestamp>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        if !self.config.standalone {
+            merge(self.leadership.next_deadline());
+        }
+        if self.is_leader() {
+            merge(self.schedules.next_due());
+            if !self.schedules.ready.is_empty() || self.backlog {
+                merge(Some(clock));
+            }
+        }
+        t.map(|t| t.max(clock))
+    }
+}

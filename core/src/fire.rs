@@ -1,0 +1,191 @@
+//! Making fires: the overlap decision, the `Fire` command, the job in a
+//! local queue or the `Enqueue` command for an external one, and in-flight
+//! tracking (which ends when the job is terminal, the fire is settled, or
+//! the external queue's `lease_ms` passes).
+
+use crate::command::{CancelReason, Command, Event, Fire, FireReason};
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::ids::{FireId, JobId};
+use crate::input::EnqueueRequest;
+use crate::queue_config::QueueMode;
+use crate::schedule::InFlight;
+use crate::schedule_def::Overlap;
+use crate::time::Timestamp;
+
+/// What happened to an offered fire.
+#[derive(Debug)]
+pub(crate) enum Offer {
+    /// Fired.
+    Fired,
+    /// Skipped by the overlap policy.
+    Skipped,
+    /// Put in the `buffer_one` slot.
+    Buffered,
+    /// The target queue refused the job (e.g. the live-job limit).
+    Refused(Error),
+}
+
+impl Engine {
+    /// Offers fire `id` of schedule `idx` under `overlap`: fires, skips or
+    /// buffers it. Does not touch the cursor or the skip counters.
+    pub(crate) fn offer(
+        &mut self,
+        idx: u32,
+        id: FireId,
+        due_at: Timestamp,
+        reason: FireReason,
+        overlap: Overlap,
+    ) -> Offer {
+        let s = self.schedules.at_mut(idx);
+        if !s.in_flight.is_empty() {
+            match overlap {
+                Overlap::Skip => return Offer::Skipped,
+                Overlap::BufferOne if s.buffered().is_some() => return Offer::Skipped,
+                Overlap::BufferOne => {
+                    let ev = Event::FireBuffered {
+                        schedule: s.name.to_string(),
+                        nominal: id.nominal,
+                    };
+                    s.set_buffered(id);
+                    self.out.event(ev);
+                    return Offer::Buffered;
+                }
+                Overlap::Allow | Overlap::CancelPrevious => {}
+            }
+        }
+        let previous = self.schedules.at(idx).in_flight.len();
+        match self.emit_fire(idx, id, due_at, reason, overlap != Overlap::Allow) {
+            Ok(job) => {
+                if overlap == Overlap::CancelPrevious {
+                    self.cancel_previous(idx, previous, job);
+                }
+                Offer::Fired
+            }
+            Err(e) => Offer::Refused(e),
+        }
+    }
+
+    /// Ends the first `previous` in-flight fires of schedule `idx`: local
+    /// jobs are cancelled (`Superseded`), external fires stop counting.
+    fn cancel_previous(&mut self, idx: u32, previous: usize, new_job: Option<JobId>) {
+        let now = self.clock;
+        let s = self.schedules.at_mut(idx);
+        let old: Vec<InFlight> = s.in_flight.drain(..previous).collect();
+        for f in old {
+            match (f.job, f.deadline) {
+                (Some(job), _) if Some(job) != new_job => {
+                    // A job that already ended cannot be cancelled: nothing to do.
+                    let _ = self
+                        .queues
+                        .cancel(now, job, CancelReason::Superseded, &mut self.out);
+                }
+                (Some(job), _) => self
+                    .schedules
+                    .at_mut(idx)
+                    .in_flight
+                    .insert(0, f_with(job, f.fire)),
+                (None, Some(d)) => {
+                    self.schedules.unsettled.remove(&(d, f.fire));
+                }
+                (None, None) => unreachable!("in-flight fire without job or deadline"),
+            }
+        }
+    }
+
+    /// Emits fire `id` of schedule `idx`: the `Fire` command and the job or
+    /// `Enqueue`. Fails only when the local queue refuses the job, in which
+    /// case nothing changed.
+    pub(crate) fn emit_fire(
+        &mut self,
+        idx: u32,
+        id: FireId,
+        due_at: Timestamp,
+        reason: FireReason,
+        track: bool,
+    ) -> Result<Option<JobId>, Error> {
+        let now = self.clock;
+        let epoch = self.leadership.epoch(self.config.standalone);
+        let limits = &self.config.limits;
+        let s = self.schedules.at(idx);
+        let target = &s.def.target;
+        if self.queues.config(&target.queue).is_none() {
+            self.queues.ensure(&target.queue, limits, &mut self.out)?;
+        }
+        let cfg = self.queues.config(&target.queue).expect("ensured");
+        let (mode, lease_ms) = (cfg.mode, cfg.lease_ms);
+        let mut fire = Fire {
+            fire_id: id.clone(),
+            schedule: s.name.to_string(),
+            version: s.version,
+            nominal: id.nominal,
+            due_at,
+            fired_at: now,
+            reason,
+            epoch,
+            queue: target.queue.clone(),
+            job: None,
+        };
+        let grid = id.extra.is_none();
+        let mut tracked = None;
+        let mut job = None;
+        if mode == QueueMode::External {
+            let enqueue = Command::Enqueue {
+                fire: id.clone(),
+                queue: target.queue.clone(),
+                payload: target.payload.clone(),
+                key: id.to_string(),
+                headers: target.headers.clone(),
+                epoch,
+            };
+            self.out.push(Command::Fire(fire));
+            self.out.push(enqueue);
+            if track {
+                let deadline = now.saturating_add_ms(lease_ms);
+                self.schedules.unsettled.insert((deadline, id.clone()));
+                tracked = Some(InFlight {
+                    fire: id,
+                    job: None,
+                    deadline: Some(deadline),
+                });
+            }
+        } else {
+            let req = EnqueueRequest {
+                queue: target.queue.clone(),
+                payload: target.payload.clone(),
+                key: Some(id.to_string()),
+                run_at: None,
+                delay_ms: None,
+                priority: target.priority,
+                max_attempts: target.max_attempts,
+                headers: target.headers.clone(),
+            };
+            let (j, _) =
+                self.queues
+                    .enqueue(now, req, Some(id.clone()), limits, &mut self.scratch)?;
+            fire.job = Some(j);
+            job = Some(j);
+            self.out.push(Command::Fire(fire));
+            self.out.append(&mut self.scratch);
+            let live = self.queues.job_state(j).is_some_and(|st| !st.is_terminal());
+            let s = self.schedules.at(idx);
+            if track && live && !s.in_flight.iter().any(|f| f.job == Some(j)) {
+                tracked = Some(f_with(j, id));
+            }
+        }
+        let s = self.schedules.at_mut(idx);
+        s.n.fires += 1;
+        s.n.grid_fires += u64::from(grid);
+        s.last_epoch = Some(epoch);
+        s.in_flight.extend(tracked);
+        Ok(job)
+    }
+}
+
+fn f_with(job: JobId, fire: FireId) -> InFlight {
+    InFlight {
+        fire,
+        job: Some(job),
+        deadline: None,
+    }
+}

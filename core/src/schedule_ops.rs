@@ -1,0 +1,386 @@
+//! Schedule inputs: upsert, remove, pause, resume, trigger, backfill, and
+//! settlement of external fires. Each validates everything before it
+//! mutates anything.
+
+use crate::catchup::{self, SCAN_BUDGET};
+use crate::command::{FireReason, SkipReason};
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::fire::Offer;
+use crate::ids::{FireId, FireKind};
+use crate::input::FireOutcome;
+use crate::reply::Reply;
+use crate::schedule::{Counters, Schedule};
+use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
+use crate::spec::{Spec, SpecError};
+use crate::time::Timestamp;
+
+impl Engine {
+    fn known(&self, name: &str) -> Result<u32, Error> {
+        self.schedules
+            .idx(name)
+            .ok_or_else(|| Error::UnknownSchedule(name.to_owned()))
+    }
+
+    fn never_fires(&self) -> Error {
+        Error::Spec(SpecError::SpecNeverFires {
+            horizon_years: self.config.horizon_years,
+        })
+    }
+
+    /// `UpsertSchedule` (the def is validated and its spec parsed).
+    pub(crate) fn upsert(&mut self, def: ScheduleDef, spec: Spec) -> Result<Reply, Error> {
+        let (now, seed) = (self.clock, self.config.seed);
+        let Some(idx) = self.schedules.idx(&def.name) else {
+            return self.create(def, spec);
+        };
+        let old = self.schedules.at(idx);
+        if old.def == def {
+            return Ok(Reply::ScheduleUpserted {
+                version: old.version,
+                next_fire: old.cursor,
+                changed: false,
+            });
+        }
+        let regrid = old.def.spec != def.spec
+            || old.def.tz != def.tz
+            || old.def.dst != def.dst
+            || old.def.start_at != def.start_at
+            || old.status == ScheduleStatus::Completed;
+        let mut s = Schedule {
+            def,
+            spec,
+            ..old.clone()
+        };
+        let first = if regrid {
+            let from = start_from(&s, now);
+            if s.spec.next_after(from).is_none() {
+                return Err(self.never_fires());
+            }
+            Some(s.first_boundary_after(now))
+        } else {
+            None
+        };
+        self.queues
+            .ensure(&s.def.target.queue, &self.config.limits, &mut self.out)?;
+        // Validated: from here on nothing fails.
+        self.schedules.unindex(idx);
+        let old = self.schedules.at(idx);
+        s.version += 1;
+        if s.def.paused != old.def.paused {
+            s.status = if s.def.paused {
+                ScheduleStatus::Paused
+            } else {
+                ScheduleStatus::Active
+            };
+        }
+        if s.status == ScheduleStatus::Paused && s.buffered().is_some() {
+            drop_buffered(&mut s, &mut self.skips);
+        }
+        match first {
+            Some(first) => {
+                if s.status == ScheduleStatus::Completed {
+                    s.status = if s.def.paused {
+                        ScheduleStatus::Paused
+                    } else {
+                        ScheduleStatus::Active
+                    };
+                }
+                s.cursor = first;
+                match first {
+                    Some(c) => {
+                        let max = s.def.max_fires.is_some_and(|m| s.n.grid_fires >= m);
+                        if max {
+                            s.complete("max_fires", &mut self.out);
+                        } else {
+                            s.due_at = s.due_of(seed, c);
+                        }
+                    }
+                    None => {
+                        let reason = s.end_reason(start_from(&s, now));
+                        s.complete(reason, &mut self.out);
+                    }
+                }
+            }
+            None => {
+                if let Some(c) = s.cursor {
+                    let past_end = s.def.end_at.is_some_and(|end| c >= end);
+                    let max = s.def.max_fires.is_some_and(|m| s.n.grid_fires >= m);
+                    if past_end {
+                        s.complete("end_at", &mut self.out);
+                    } else if max {
+                        s.complete("max_fires", &mut self.out);
+                    } else {
+                        s.due_at = s.due_of(seed, c);
+                    }
+                }
+            }
+        }
+        let reply = Reply::ScheduleUpserted {
+            version: s.version,
+            next_fire: s.cursor,
+            changed: true,
+        };
+        *self.schedules.at_mut(idx) = s;
+        self.schedules.index(idx);
+        if self.schedules.at(idx).in_flight.is_empty() {
+            self.note_released(idx);
+        }
+        Ok(reply)
+    }
+
+    fn create(&mut self, def: ScheduleDef, spec: Spec) -> Result<Reply, Error> {
+        let (now, seed) = (self.clock, self.config.seed);
+        let limits = &self.config.limits;
+        if self.schedules.len() >= limits.schedules {
+            return Err(Error::LimitExceeded {
+                what: "schedules",
+                limit: limits.schedules as u64,
+            });
+        }
+        let mut s = Schedule {
+            name: def.name.as_str().into(),
+            status: if def.paused {
+                ScheduleStatus::Paused
+            } else {
+                ScheduleStatus::Active
+            },
+            def,
+            spec,
+            version: 1,
+            cursor: None,
+            due_at: Timestamp::MIN,
+            n: Counters::default(),
+            last_epoch: None,
+            in_flight: Vec::new(),
+            rare: None,
+        };
+        let from = start_from(&s, now);
+        if s.spec.next_after(from).is_none() {
+            return Err(self.never_fires());
+        }
+        self.queues
+            .ensure(&s.def.target.queue, limits, &mut self.out)?;
+        // Validated: from here on nothing fails.
+        match s.first_boundary_after(now) {
+            Some(c) => {
+                s.cursor = Some(c);
+                s.due_at = s.due_of(seed, c);
+            }
+            None => {
+                let reason = s.end_reason(from);
+                s.complete(reason, &mut self.out);
+            }
+        }
+        let reply = Reply::ScheduleUpserted {
+            version: 1,
+            next_fire: s.cursor,
+            changed: true,
+        };
+        self.schedules.insert(s);
+        Ok(reply)
+    }
+
+    /// `RemoveSchedule`: in-flight jobs are left alone; a buffered fire is dropped.
+    pub(crate) fn remove(&mut self, name: &str) -> Reply {
+        Reply::ScheduleRemoved {
+            existed: self.schedules.remove(name).is_some(),
+        }
+    }
+
+    /// `PauseSchedule`. A completed schedule stays completed; a buffered
+    /// fire is dropped (skipped, reason `paused`).
+    pub(crate) fn pause(&mut self, name: &str, note: Option<String>) -> Result<Reply, Error> {
+        let idx = self.known(name)?;
+        let text_bytes = self.config.limits.text_bytes;
+        let s = self.schedules.at_mut(idx);
+        if s.status != ScheduleStatus::Completed {
+            s.status = ScheduleStatus::Paused;
+            s.set_pause_note(note.map(|n| truncate(n, text_bytes)));
+            if s.buffered().is_some() {
+                drop_buffered(s, &mut self.skips);
+            }
+            self.schedules.ready.remove(name);
+        }
+        Ok(Reply::ScheduleStatus {
+            status: self.schedules.at(idx).status,
+        })
+    }
+
+    /// `ResumeSchedule`: fires again from the next boundary after now;
+    /// boundaries up to now are skipped (`paused`).
+    pub(crate) fn resume(&mut self, name: &str) -> Result<Reply, Error> {
+        let idx = self.known(name)?;
+        let (now, seed) = (self.clock, self.config.seed);
+        if self.schedules.at(idx).status == ScheduleStatus::Paused {
+            self.schedules.unindex(idx);
+            let s = self.schedules.at_mut(idx);
+            let mut budget = SCAN_BUDGET;
+            catchup::plan(s, seed, now, &mut budget, &mut self.skips, &mut self.out);
+            if s.status == ScheduleStatus::Paused {
+                s.status = ScheduleStatus::Active;
+            }
+            s.set_pause_note(None);
+            self.schedules.index(idx);
+        }
+        Ok(Reply::ScheduleStatus {
+            status: self.schedules.at(idx).status,
+        })
+    }
+
+    fn leader_or_err(&self) -> Result<(), Error> {
+        if self.is_leader() {
+            Ok(())
+        } else {
+            Err(Error::NotLeader)
+        }
+    }
+
+    /// `TriggerSchedule`: a manual fire `<name>@<now>#m<n>`.
+    pub(crate) fn trigger(&mut self, name: &str, overlap: Option<Overlap>) -> Result<Reply, Error> {
+        let idx = self.known(name)?;
+        self.leader_or_err()?;
+        let now = self.clock;
+        let s = self.schedules.at(idx);
+        let seq = s.n.seq + 1;
+        let overlap = overlap.unwrap_or(s.def.overlap);
+        let id = FireId {
+            schedule: s.name.clone(),
+            nominal: now,
+            extra: Some((FireKind::Manual, seq)),
+        };
+        let offer = self.offer(idx, id.clone(), now, FireReason::Manual, overlap);
+        if let Offer::Refused(e) = offer {
+            return Err(e);
+        }
+        self.schedules.at_mut(idx).n.seq = seq;
+        Ok(match offer {
+            Offer::Fired => Reply::Triggered {
+                fire: Some(id),
+                buffered: false,
+            },
+            Offer::Buffered => Reply::Triggered {
+                fire: None,
+                buffered: true,
+            },
+            _ => Reply::Triggered {
+                fire: None,
+                buffered: false,
+            },
+        })
+    }
+
+    /// `Backfill`: fires `<name>@<boundary>#b<n>` for the boundaries in
+    /// `[from, to)` (default overlap `allow`).
+    pub(crate) fn backfill(
+        &mut self,
+        name: &str,
+        from: Timestamp,
+        to: Timestamp,
+        overlap: Option<Overlap>,
+    ) -> Result<Reply, Error> {
+        let idx = self.known(name)?;
+        self.leader_or_err()?;
+        let limit = self.config.limits.backfill_fires;
+        let s = self.schedules.at(idx);
+        let mut boundaries = Vec::new();
+        let mut b = match Timestamp::from_millis(from.as_millis() - 1) {
+            Ok(before) => s.spec.next_after(before),
+            Err(_) => Some(from),
+        };
+        while let Some(x) = b.filter(|&x| x < to) {
+            if boundaries.len() >= limit as usize {
+                return Err(Error::LimitExceeded {
+                    what: "backfill_fires",
+                    limit: u64::from(limit),
+                });
+            }
+            boundaries.push(x);
+            b = s.spec.next_after(x);
+        }
+        let (seq, name) = (s.n.seq + 1, s.name.clone());
+        if !boundaries.is_empty() {
+            self.schedules.at_mut(idx).n.seq = seq;
+        }
+        let overlap = overlap.unwrap_or(Overlap::Allow);
+        let (mut fires, mut skipped) = (Vec::new(), 0);
+        for nominal in boundaries {
+            let id = FireId {
+                schedule: name.clone(),
+                nominal,
+                extra: Some((FireKind::Backfill, seq)),
+            };
+            match self.offer(idx, id.clone(), nominal, FireReason::Backfill, overlap) {
+                Offer::Fired => fires.push(id),
+                Offer::Buffered => {}
+                Offer::Skipped | Offer::Refused(_) => skipped += 1,
+            }
+        }
+        Ok(Reply::Backfilled { fires, skipped })
+    }
+
+    /// `FireSettled`: ends an external fire's in-flight state. Settling a
+    /// fire that already counts as settled (late, duplicate, or untracked
+    /// under `allow`) is accepted and changes nothing; a fire that was never
+    /// made is `UnknownFire`.
+    pub(crate) fn fire_settled(
+        &mut self,
+        fire: FireId,
+        _outcome: FireOutcome,
+    ) -> Result<Reply, Error> {
+        let Some(idx) = self.schedules.idx(&fire.schedule) else {
+            return Err(Error::UnknownFire(fire));
+        };
+        let s = self.schedules.at_mut(idx);
+        let Some(pos) = s.in_flight.iter().position(|f| f.fire == fire) else {
+            let never = match fire.extra {
+                None => s.cursor.is_some_and(|c| fire.nominal >= c),
+                Some((_, n)) => n > s.n.seq,
+            };
+            return if never {
+                Err(Error::UnknownFire(fire))
+            } else {
+                Ok(Reply::FireSettled)
+            };
+        };
+        if s.in_flight[pos].deadline.is_none() {
+            // A local job's fire ends with its job, not with FireSettled.
+            return Ok(Reply::FireSettled);
+        }
+        let f = s.in_flight.remove(pos);
+        let deadline = f.deadline.expect("external in-flight fire has a deadline");
+        self.schedules.unsettled.remove(&(deadline, f.fire));
+        self.note_released(idx);
+        Ok(Reply::FireSettled)
+    }
+}
+
+/// The instant after which the first boundary is searched: `now`, or just
+/// before `start_at` when that is later.
+fn start_from(s: &Schedule, now: Timestamp) -> Timestamp {
+    match s.def.start_at {
+        Some(start) if start > now => Timestamp::from_millis(start.as_millis() - 1).unwrap_or(now),
+        _ => now,
+    }
+}
+
+/// Drops a buffered fire; a grid boundary counts as skipped (`paused`).
+fn drop_buffered(s: &mut Schedule, skips: &mut crate::skips::Skips) {
+    if let Some(f) = s.take_buffered() {
+        if f.extra.is_none() {
+            s.n.skipped += 1;
+            skips.add(&s.name, SkipReason::Paused, 1, f.nominal, f.nominal);
+        }
+    }
+}
+
+fn truncate(mut text: String, max_bytes: usize) -> String {
+    if text.len() > max_bytes {
+        let mut end = max_bytes;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}

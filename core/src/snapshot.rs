@@ -1,0 +1,200 @@
+//! Snapshots: the whole engine state as plain serde data with canonical
+//! JSON (ordered maps, no floats, payloads verbatim), so that
+//! `to_json(restore(x)) == x` byte for byte.
+//!
+//! Derived data is not stored: parsed specs are re-parsed from their
+//! definitions, due times recomputed, and every index rebuilt on restore.
+//! Undrained commands are not part of a snapshot: drain before taking one.
+
+use crate::config::EngineConfig;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::ids::{Epoch, FireId};
+use crate::leadership::Leadership;
+use crate::lease::Leases;
+use crate::queue::Queues;
+use crate::schedule::{Counters, InFlight, Rare, Schedule};
+use crate::schedule_def::{ScheduleDef, ScheduleStatus};
+use crate::schedules::Schedules;
+use crate::time::Timestamp;
+use crate::validate;
+use serde::{Deserialize, Serialize};
+
+/// The snapshot format this build writes and reads.
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// The state of an engine at one instant. Opaque: serialize it
+/// ([`Snapshot::to_json`]) and hand it back to [`Engine::restore`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Snapshot {
+    format: u32,
+    config: EngineConfig,
+    clock: Timestamp,
+    leadership: Leadership,
+    schedules: Vec<ScheduleState>,
+    queues: Queues,
+    leases: Leases,
+}
+
+/// One schedule in a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ScheduleState {
+    def: ScheduleDef,
+    version: u64,
+    status: ScheduleStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pause_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cursor: Option<Timestamp>,
+    counters: Counters,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_epoch: Option<Epoch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    in_flight: Vec<InFlight>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    buffered: Option<FireId>,
+}
+
+impl Snapshot {
+    /// Canonical JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("snapshot serializes")
+    }
+
+    /// Parses JSON written by [`Snapshot::to_json`].
+    pub fn from_json(text: &str) -> Result<Snapshot, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The engine clock at the snapshot.
+    pub fn clock(&self) -> Timestamp {
+        self.clock
+    }
+
+    /// The format version.
+    pub fn format(&self) -> u32 {
+        self.format
+    }
+}
+
+fn corrupt(message: String) -> Error {
+    Error::InvalidInput {
+        field: "snapshot",
+        message,
+    }
+}
+
+/// Persistence.
+impl Engine {
+    /// The whole state (drain commands first: they are not included).
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            format: SNAPSHOT_FORMAT,
+            config: self.config.clone(),
+            clock: self.clock,
+            leadership: self.leadership.clone(),
+            schedules: self.schedules.iter().map(state_of).collect(),
+            queues: self.queues.clone(),
+            leases: self.leases.clone(),
+        }
+    }
+
+    /// An engine from a snapshot. Specs are re-parsed (a zone database
+    /// change could make one invalid: that is an error, not a panic).
+    pub fn restore(snapshot: Snapshot) -> Result<Engine, Error> {
+        if snapshot.format != SNAPSHOT_FORMAT {
+            return Err(corrupt(format!(
+                "format {} is not {SNAPSHOT_FORMAT}",
+                snapshot.format
+            )));
+        }
+        let mut engine = Engine::new(snapshot.config);
+        engine.clock = snapshot.clock;
+        engine.leadership = snapshot.leadership;
+        engine.queues = snapshot.queues;
+        engine.leases = snapshot.leases;
+        let mut schedules = Schedules::default();
+        for st in snapshot.schedules {
+            let s = schedule_of(st, &engine.config)?;
+            if schedules.idx(&s.name).is_some() {
+                return Err(corrupt(format!("schedule {:?} twice", s.name)));
+            }
+            schedules.insert(s);
+        }
+        engine.schedules = schedules;
+        engine.backlog = engine
+            .schedules
+            .next_due()
+            .is_some_and(|d| d <= engine.clock);
+        Ok(engine)
+    }
+}
+
+fn state_of(s: &Schedule) -> ScheduleState {
+    ScheduleState {
+        def: s.def.clone(),
+        version: s.version,
+        status: s.status,
+        pause_note: s.pause_note().cloned(),
+        cursor: s.cursor,
+        counters: s.n,
+        last_epoch: s.last_epoch,
+        in_flight: s.in_flight.clone(),
+        buffered: s.buffered().cloned(),
+    }
+}
+
+fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Error> {
+    let spec = validate::check_def(&st.def, config)?;
+    let rare = (st.pause_note.is_some() || st.buffered.is_some()).then(|| {
+        Box::new(Rare {
+            pause_note: st.pause_note,
+            buffered: st.buffered,
+        })
+    });
+    let mut s = Schedule {
+        name: st.def.name.as_str().into(),
+        def: st.def,
+        spec,
+        version: st.version,
+        status: st.status,
+        cursor: st.cursor,
+        due_at: Timestamp::MIN,
+        n: st.counters,
+        last_epoch: st.last_epoch,
+        in_flight: st.in_flight,
+        rare,
+    };
+    // Share the name with every fire id of the schedule.
+    for f in &mut s.in_flight {
+        if *f.fire.schedule != *s.name || f.job.is_some() == f.deadline.is_some() {
+            return Err(corrupt(format!("bad in-flight fire {}", f.fire)));
+        }
+        f.fire.schedule = s.name.clone();
+    }
+    if let Some(rare) = s.rare.as_mut() {
+        if let Some(b) = rare.buffered.as_mut() {
+            if *b.schedule != *s.name {
+                return Err(corrupt(format!("bad buffered fire {b}")));
+            }
+            b.schedule = s.name.clone();
+        }
+    }
+    let completed = s.status == ScheduleStatus::Completed;
+    if completed != s.cursor.is_none() {
+        return Err(corrupt(format!(
+            "schedule {:?}: cursor and status disagree",
+            s.name
+        )));
+    }
+    if let Some(c) = s.cursor {
+        s.due_at = s.due_of(config.seed, c);
+    }
+    let buffered_grid = u64::from(s.buffered().is_some_and(|f| f.extra.is_none()));
+    if s.n.processed != s.n.grid_fires + s.n.skipped + buffered_grid {
+        return Err(corrupt(format!("schedule {:?}: counters disagree", s.name)));
+    }
+    Ok(s)
+}

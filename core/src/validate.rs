@@ -1,0 +1,140 @@
+//! Checks that need no engine state, run before the engine advances: a
+//! rejected input then changes nothing at all, not even the clock.
+//! Checks that need state (unknown job, stale token, stale epoch) happen
+//! where the input is applied, still before anything is mutated.
+
+use crate::config::{EngineConfig, Limits};
+use crate::error::Error;
+use crate::input::Input;
+use crate::name;
+use crate::payload::Headers;
+use crate::schedule_def::ScheduleDef;
+use crate::spec::{Spec, SpecOptions};
+
+/// Largest `jitter_ms` (a day); jitter is clamped below the next boundary anyway.
+pub(crate) const MAX_JITTER_MS: i64 = 86_400_000;
+
+/// What stateless validation produced for the apply step.
+pub(crate) enum Prepared {
+    /// Nothing.
+    Nothing,
+    /// The parsed spec of an `UpsertSchedule`.
+    Spec(Box<Spec>),
+}
+
+impl Prepared {
+    /// The parsed spec (only for `UpsertSchedule`).
+    pub fn into_spec(self) -> Spec {
+        match self {
+            Prepared::Spec(spec) => *spec,
+            Prepared::Nothing => unreachable!("UpsertSchedule is always prepared with its spec"),
+        }
+    }
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> Error {
+    Error::InvalidInput {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Stateless checks of one input.
+pub(crate) fn prepare(input: &Input, config: &EngineConfig) -> Result<Prepared, Error> {
+    let limits = &config.limits;
+    let schedule_name = |n: &str| name::validate("schedule", n, limits.name_chars);
+    match input {
+        Input::UpsertSchedule(def) => return Ok(Prepared::Spec(Box::new(check_def(def, config)?))),
+        Input::RemoveSchedule { name }
+        | Input::PauseSchedule { name, .. }
+        | Input::ResumeSchedule { name }
+        | Input::TriggerSchedule { name, .. } => schedule_name(name)?,
+        Input::Backfill { name, from, to, .. } => {
+            schedule_name(name)?;
+            if from >= to {
+                return Err(invalid("to", "must be after `from`"));
+            }
+        }
+        Input::FireSettled { fire, .. } => schedule_name(&fire.schedule)?,
+        _ => {}
+    }
+    Ok(Prepared::Nothing)
+}
+
+/// Validates a schedule definition and parses its spec.
+pub(crate) fn check_def(def: &ScheduleDef, config: &EngineConfig) -> Result<Spec, Error> {
+    let limits = &config.limits;
+    name::validate("schedule", &def.name, limits.name_chars)?;
+    name::validate("queue", &def.target.queue, limits.name_chars)?;
+    if def.spec.len() > limits.text_bytes {
+        return Err(invalid(
+            "spec",
+            format!("longer than {} bytes", limits.text_bytes),
+        ));
+    }
+    if !(0..=MAX_JITTER_MS).contains(&def.jitter_ms) {
+        return Err(invalid(
+            "jitterMs",
+            format!("must be in 0..={MAX_JITTER_MS}"),
+        ));
+    }
+    if let (Some(start), Some(end)) = (def.start_at, def.end_at) {
+        if start >= end {
+            return Err(invalid("endAt", "must be after startAt"));
+        }
+    }
+    if def.max_fires == Some(0) {
+        return Err(invalid("maxFires", "must be at least 1"));
+    }
+    if def.catchup.window_ms < 0 {
+        return Err(invalid("catchup", "windowMs must not be negative"));
+    }
+    if def.catchup.max == 0 {
+        return Err(invalid("catchup", "max must be at least 1"));
+    }
+    if def.catchup.max > limits.catchup_fires {
+        return Err(Error::LimitExceeded {
+            what: "catchup_fires",
+            limit: u64::from(limits.catchup_fires),
+        });
+    }
+    let bytes = def.target.payload.len_bytes();
+    if bytes > limits.payload_bytes {
+        return Err(Error::PayloadTooLarge {
+            bytes,
+            limit: limits.payload_bytes,
+        });
+    }
+    if def.target.max_attempts == Some(0) {
+        return Err(invalid("maxAttempts", "must be at least 1"));
+    }
+    check_headers(&def.target.headers, limits)?;
+    let opts = SpecOptions {
+        tz: def.tz.clone(),
+        dst: def.dst,
+        min_interval_ms: config.min_interval_ms,
+        horizon_years: config.horizon_years,
+    };
+    Ok(Spec::parse(&def.spec, &opts)?)
+}
+
+fn check_headers(h: &Headers, limits: &Limits) -> Result<(), Error> {
+    if h.len() > limits.headers {
+        return Err(Error::LimitExceeded {
+            what: "headers",
+            limit: limits.headers as u64,
+        });
+    }
+    for (k, v) in h {
+        if k.is_empty() {
+            return Err(invalid("headers", "a header name is empty"));
+        }
+        if k.len() > limits.text_bytes || v.len() > limits.text_bytes {
+            return Err(invalid(
+                "headers",
+                format!("a header is longer than {} bytes", limits.text_bytes),
+            ));
+        }
+    }
+    Ok(())
+}
