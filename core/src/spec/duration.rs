@@ -43,14 +43,12 @@ pub fn parse_duration_ms(text: &str) -> Result<i64, SpecError> {
     while pos < bytes.len() {
         let (value, after_digits) = parse_digits(text, pos)?;
         let (rank, after_unit) = parse_unit(text, after_digits)?;
-        if let Some(last) = last_rank {
-            if rank <= last {
-                let why = format!(
-                    "unit {:?} must come before {:?} and appear once (write e.g. 1h30m)",
-                    UNITS[rank].0, UNITS[last].0
-                );
-                return Err(err(text, after_digits, &why));
-            }
+        if let Some(last) = last_rank.filter(|&last| rank <= last) {
+            let why = format!(
+                "unit {:?} after {:?}: units go from largest to smallest, each once (e.g. 1h30m)",
+                UNITS[rank].0, UNITS[last].0
+            );
+            return Err(err(text, after_digits, &why));
         }
         last_rank = Some(rank);
         total_ms = value
@@ -158,7 +156,7 @@ mod tests {
         assert!(bad("5x").contains("unknown unit"));
         assert!(bad("5H").contains("unknown unit"));
         assert!(bad("1m30m").contains("offset 4"));
-        assert!(bad("30m1h").contains("must come before"));
+        assert!(bad("30m1h").contains("largest to smallest"));
         assert!(bad("1h 30m").contains("whitespace"));
         assert!(bad("1hµs").contains("offset 2"));
         assert!(bad("h").contains("expected a number"));
