@@ -1,0 +1,240 @@
+//! Spec engine benchmarks: parse time and next-occurrence time for chime,
+//! side by side with the `croner` (4.x), `cron` (0.17) and `saffron` (0.1)
+//! crates on every spec each supports. Results and the command line are in
+//! `BENCHMARKS.md`.
+//!
+//! Next-occurrence is measured from a start that advances through a
+//! precomputed array of 1,024 instants (2026-01-01 plus multiples of
+//! 7,919 s, about three months in all), so no call is constant-folded and
+//! zoned specs cross the 2026-03-08 spring-forward transition.
+
+use chime_core::spec::{Spec, SpecOptions};
+use chime_core::time::Timestamp;
+use chrono::{DateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::str::FromStr;
+
+const NY: &str = "America/New_York";
+const STARTS: usize = 1024;
+/// 2026-01-01T00:00:00Z.
+const BASE_SECS: i64 = 1_767_225_600;
+
+/// One benchmarked spec, as each library writes it (`None`: unsupported).
+struct Case {
+    label: &'static str,
+    chime: &'static str,
+    croner: Option<&'static str>,
+    /// `cron` needs seconds first and numbers weekdays 1-7 from Sunday, so
+    /// weekdays are written as names.
+    cron: Option<&'static str>,
+    /// `saffron` is 5-field, UTC only; weekdays 1-7 from Sunday.
+    saffron: Option<&'static str>,
+    /// Also measured in America/New_York.
+    zoned: bool,
+}
+
+const CASES: [Case; 8] = [
+    Case {
+        label: "every_5_min",
+        chime: "*/5 * * * *",
+        croner: Some("*/5 * * * *"),
+        cron: Some("0 */5 * * * *"),
+        saffron: Some("*/5 * * * *"),
+        zoned: true,
+    },
+    Case {
+        label: "weekdays_9am",
+        chime: "0 9 * * 1-5",
+        croner: Some("0 9 * * 1-5"),
+        cron: Some("0 0 9 * * MON-FRI"),
+        saffron: Some("0 9 * * MON-FRI"),
+        zoned: true,
+    },
+    Case {
+        label: "last_day",
+        chime: "0 0 L * *",
+        croner: Some("0 0 L * *"),
+        cron: None, // no `L`
+        saffron: Some("0 0 L * *"),
+        zoned: true,
+    },
+    Case {
+        label: "third_friday",
+        chime: "0 12 * * 5#3",
+        croner: Some("0 12 * * 5#3"),
+        cron: None, // no `#`
+        saffron: Some("0 12 * * FRI#3"),
+        zoned: true,
+    },
+    Case {
+        label: "feb_29",
+        chime: "0 0 29 2 *",
+        croner: Some("0 0 29 2 *"),
+        cron: Some("0 0 0 29 2 *"),
+        saffron: Some("0 0 29 2 *"),
+        zoned: true,
+    },
+    Case {
+        label: "daily_0230",
+        chime: "30 2 * * *",
+        croner: Some("30 2 * * *"),
+        cron: Some("0 30 2 * * *"),
+        saffron: Some("30 2 * * *"),
+        zoned: true,
+    },
+    Case {
+        label: "every_10_s",
+        chime: "*/10 * * * * *",
+        croner: Some("*/10 * * * * *"),
+        cron: Some("*/10 * * * * *"),
+        saffron: None, // no seconds field
+        zoned: true,
+    },
+    Case {
+        label: "every_90s",
+        chime: "@every 90s",
+        croner: None,
+        cron: None,
+        saffron: None,
+        zoned: false, // `@every` is zone-independent
+    },
+];
+
+fn starts_secs() -> Vec<i64> {
+    (0..STARTS as i64).map(|i| BASE_SECS + i * 7_919).collect()
+}
+
+fn chime_spec(text: &str, tz: Option<&str>) -> Spec {
+    let opts = SpecOptions {
+        tz: tz.map(str::to_string),
+        ..SpecOptions::default()
+    };
+    Spec::parse(text, &opts).expect("chime parses every benchmarked spec")
+}
+
+fn parse_benches(c: &mut Criterion) {
+    for case in &CASES {
+        let mut g = c.benchmark_group(format!("parse/{}", case.label));
+        let opts = SpecOptions::default();
+        g.bench_function("chime", |b| {
+            b.iter(|| Spec::parse(black_box(case.chime), &opts).unwrap())
+        });
+        if let Some(text) = case.croner {
+            g.bench_function("croner", |b| {
+                b.iter(|| croner::Cron::from_str(black_box(text)).unwrap())
+            });
+        }
+        if let Some(text) = case.cron {
+            g.bench_function("cron", |b| {
+                b.iter(|| cron::Schedule::from_str(black_box(text)).unwrap())
+            });
+        }
+        if let Some(text) = case.saffron {
+            g.bench_function("saffron", |b| {
+                b.iter(|| black_box(text).parse::<saffron::Cron>().unwrap())
+            });
+        }
+        g.finish();
+    }
+}
+
+fn next_utc_benches(c: &mut Criterion) {
+    let secs = starts_secs();
+    let chime_starts: Vec<Timestamp> = secs
+        .iter()
+        .map(|&s| Timestamp::from_secs(s).unwrap())
+        .collect();
+    let chrono_starts: Vec<DateTime<Utc>> = secs
+        .iter()
+        .map(|&s| Utc.timestamp_opt(s, 0).unwrap())
+        .collect();
+    for case in &CASES {
+        let mut g = c.benchmark_group(format!("next_utc/{}", case.label));
+        let spec = chime_spec(case.chime, None);
+        let mut i = 0usize;
+        g.bench_function("chime", |b| {
+            b.iter(|| {
+                i = (i + 1) % STARTS;
+                spec.next_after(black_box(chime_starts[i]))
+            })
+        });
+        if let Some(text) = case.croner {
+            let cron = croner::Cron::from_str(text).unwrap();
+            g.bench_function("croner", |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    cron.find_next_occurrence(black_box(&chrono_starts[i]), false)
+                        .ok()
+                })
+            });
+        }
+        if let Some(text) = case.cron {
+            let schedule = cron::Schedule::from_str(text).unwrap();
+            g.bench_function("cron", |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    schedule.after(black_box(&chrono_starts[i])).next()
+                })
+            });
+        }
+        if let Some(text) = case.saffron {
+            let cron: saffron::Cron = text.parse().unwrap();
+            g.bench_function("saffron", |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    cron.next_after(black_box(chrono_starts[i]))
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+fn next_zoned_benches(c: &mut Criterion) {
+    let secs = starts_secs();
+    let tz: Tz = NY.parse().unwrap();
+    let chime_starts: Vec<Timestamp> = secs
+        .iter()
+        .map(|&s| Timestamp::from_secs(s).unwrap())
+        .collect();
+    let chrono_starts: Vec<DateTime<Tz>> = secs
+        .iter()
+        .map(|&s| tz.timestamp_opt(s, 0).unwrap())
+        .collect();
+    for case in CASES.iter().filter(|case| case.zoned) {
+        let mut g = c.benchmark_group(format!("next_ny/{}", case.label));
+        let spec = chime_spec(case.chime, Some(NY));
+        let mut i = 0usize;
+        g.bench_function("chime", |b| {
+            b.iter(|| {
+                i = (i + 1) % STARTS;
+                spec.next_after(black_box(chime_starts[i]))
+            })
+        });
+        if let Some(text) = case.croner {
+            let cron = croner::Cron::from_str(text).unwrap();
+            g.bench_function("croner", |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    cron.find_next_occurrence(black_box(&chrono_starts[i]), false)
+                        .ok()
+                })
+            });
+        }
+        if let Some(text) = case.cron {
+            let schedule = cron::Schedule::from_str(text).unwrap();
+            g.bench_function("cron", |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    schedule.after(black_box(&chrono_starts[i])).next()
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, parse_benches, next_utc_benches, next_zoned_benches);
+criterion_main!(benches);
