@@ -486,6 +486,98 @@ mod tests {
         assert_eq!(walk(&m, &zone, Shift, First, ms, 0).map(|x| x.0), Some(t));
     }
 
+    /// Reference model: enumerate *local* minutes, resolve each through the
+    /// zone independently of the walk, and apply the policy per civil time.
+    fn model(
+        cron: &CronSpec,
+        zone: &ZoneTable,
+        gap: GapPolicy,
+        fold: FoldPolicy,
+        from: i64,
+        until: i64,
+    ) -> Vec<i64> {
+        use crate::spec::zone::LocalResolution::*;
+        let mut out = std::collections::BTreeSet::new();
+        let mut local = (from - 2 * 86_400).div_euclid(60) * 60;
+        while local < until + 2 * 86_400 {
+            if cron.matches_civil(local) {
+                match zone.resolve_local(local) {
+                    Unique(u) => {
+                        out.insert(u);
+                    }
+                    Gap { transition } => {
+                        if gap == Shift {
+                            out.insert(transition);
+                        }
+                    }
+                    Fold { first, second } => {
+                        if fold != Last {
+                            out.insert(first);
+                        }
+                        if fold != First {
+                            out.insert(second);
+                        }
+                    }
+                }
+            }
+            local += 60;
+        }
+        out.into_iter().filter(|&u| u > from && u < until).collect()
+    }
+
+    #[test]
+    fn walk_agrees_with_a_local_time_model() {
+        let cases = [
+            ("America/New_York", "2026-03-07T00:00:00Z"),
+            ("America/New_York", "2026-10-31T00:00:00Z"),
+            ("Europe/London", "2026-03-28T00:00:00Z"),
+            ("Europe/London", "2026-10-24T00:00:00Z"),
+            ("Australia/Lord_Howe", "2026-04-03T00:00:00Z"),
+            ("Australia/Lord_Howe", "2026-10-02T00:00:00Z"),
+            ("Pacific/Apia", "2011-12-28T00:00:00Z"),
+            ("Europe/Moscow", "2014-10-24T00:00:00Z"),
+            ("Europe/Moscow", "2011-03-25T00:00:00Z"),
+        ];
+        let specs = [
+            "30 2 * * *",
+            "0,30 2 * * *",
+            "*/15 * * * *",
+            "0 * * * *",
+            "45 1 * * *",
+            "0 0 * * *",
+            "*/7 1-3 * * *",
+            "0 9,17 * * *",
+            "59 23 * * *",
+        ];
+        let policies = [Shift, Skip]
+            .into_iter()
+            .flat_map(|g| [First, Last, Both].map(|f| (g, f)));
+        for (zone_name, start) in cases {
+            let zone = ZoneTable::get(zone_name).unwrap();
+            let from = ts(start).as_secs();
+            let until = from + 4 * 86_400;
+            for spec in specs {
+                let cron = CronSpec::parse(spec).unwrap().cron;
+                for (gap, fold) in policies.clone() {
+                    let expected = model(&cron, &zone, gap, fold, from, until);
+                    let mut got = Vec::new();
+                    let mut t = Timestamp::from_secs(from).unwrap();
+                    while let Some((at, _)) = walk(&cron, &zone, gap, fold, t, 1) {
+                        if at.as_secs() >= until {
+                            break;
+                        }
+                        got.push(at.as_secs());
+                        t = at;
+                    }
+                    assert_eq!(
+                        got, expected,
+                        "{zone_name} {start} {spec:?} {gap:?} {fold:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn walks_past_the_table() {
         let m = Times(vec![(2, 30, 0)]);
