@@ -1,0 +1,120 @@
+//! Helpers shared by the `engine_*` scenarios: a harness that records the
+//! journal and every command, and checks the engine's invariants after
+//! every input.
+#![allow(dead_code)]
+
+use chime_core::{
+    Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload, Reply,
+    ScheduleDef, SkipReason, Target, Timestamp,
+};
+
+/// Milliseconds to a timestamp.
+pub fn t(ms: i64) -> Timestamp {
+    Timestamp::from_millis(ms).unwrap()
+}
+
+/// A schedule definition with defaults.
+pub fn def(name: &str, spec: &str, queue: &str) -> ScheduleDef {
+    serde_json::from_value(serde_json::json!({
+        "name": name,
+        "spec": spec,
+        "target": { "queue": queue },
+    }))
+    .unwrap()
+}
+
+/// A target with a payload.
+pub fn target(queue: &str, payload: &str) -> Target {
+    Target {
+        queue: queue.into(),
+        payload: Payload::from_json(payload).unwrap(),
+        priority: 0,
+        max_attempts: None,
+        headers: Default::default(),
+    }
+}
+
+/// An engine plus everything it was told and said.
+pub struct Harness {
+    pub engine: Engine,
+    pub journal: Vec<JournalEntry>,
+    pub commands: Vec<Command>,
+}
+
+impl Harness {
+    pub fn new(config: EngineConfig) -> Harness {
+        Harness {
+            engine: Engine::new(config),
+            journal: Vec::new(),
+            commands: Vec::new(),
+        }
+    }
+
+    pub fn standalone() -> Harness {
+        Harness::new(EngineConfig::default())
+    }
+
+    /// Handles, drains (returning the new commands), checks invariants.
+    pub fn run(&mut self, now: i64, input: Input) -> (Result<Reply, Error>, Vec<Command>) {
+        self.journal.push(JournalEntry {
+            now: t(now),
+            input: input.clone(),
+        });
+        let reply = self.engine.handle(t(now), input);
+        let new: Vec<Command> = std::iter::from_fn(|| self.engine.poll_command()).collect();
+        self.commands.extend(new.iter().cloned());
+        self.engine.check_invariants();
+        (reply, new)
+    }
+
+    /// Like `run` but expects success.
+    pub fn ok(&mut self, now: i64, input: Input) -> (Reply, Vec<Command>) {
+        let (reply, cmds) = self.run(now, input);
+        (reply.unwrap(), cmds)
+    }
+
+    pub fn advance(&mut self, now: i64) -> Vec<Command> {
+        self.ok(now, Input::Advance).1
+    }
+}
+
+/// The fires among commands.
+pub fn fires(cmds: &[Command]) -> Vec<&Fire> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Fire(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(reason, count, first, last)` of every skip event among commands.
+pub fn skips(cmds: &[Command]) -> Vec<(SkipReason, u64, i64, i64)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Event(Event::FireSkipped {
+                reason,
+                count,
+                first,
+                last,
+                ..
+            }) => Some((*reason, *count, first.as_millis(), last.as_millis())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Events among commands.
+pub fn events(cmds: &[Command]) -> Vec<&Event> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Event(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Nominal times (ms) of fires.
+pub fn nominals(cmds: &[Command]) -> Vec<i64> {
+    fires(cmds).iter().map(|f| f.nominal.as_millis()).collect()
+}
