@@ -119,15 +119,18 @@ impl Queues {
     pub fn ensure(&mut self, name: &str, limits: &Limits, out: &mut Output) -> Result<(), Error> {
         if !self.queues.contains_key(name) {
             validate::queue_name(name, limits)?;
-            self.create(name, out);
+            self.create(name, limits, out);
         }
         Ok(())
     }
 
-    fn create(&mut self, name: &str, out: &mut Output) {
-        let fresh = self
-            .queues
-            .insert(name.to_owned(), QueueState::new(QueueConfig::new(name)));
+    /// Implicit declaration: the defaults, with the retention count clamped
+    /// to `limits.completed_per_queue` so it is a config `declare` accepts.
+    fn create(&mut self, name: &str, limits: &Limits, out: &mut Output) {
+        let mut cfg = QueueConfig::new(name);
+        let max = u32::try_from(limits.completed_per_queue).unwrap_or(u32::MAX);
+        cfg.retention.completed_max = cfg.retention.completed_max.min(max);
+        let fresh = self.queues.insert(name.to_owned(), QueueState::new(cfg));
         assert!(fresh.is_none(), "queue created twice");
         out.event(Event::QueueCreated {
             queue: name.to_owned(),
@@ -156,21 +159,24 @@ impl Queues {
         out: &mut Output,
     ) -> Result<(JobId, bool), Error> {
         let run_at = validate::enqueue(&req, now, limits)?;
-        if let Some(q) = self.queues.get(&req.queue) {
-            if q.config.mode == QueueMode::External {
-                return Err(Error::InvalidInput {
-                    field: "queue",
-                    message: format!(
-                        "{:?} is external: it only receives schedule fires",
-                        req.queue
-                    ),
-                });
-            }
+        if self
+            .config(&req.queue)
+            .is_some_and(|c| c.mode == QueueMode::External)
+        {
+            return Err(Error::InvalidInput {
+                field: "queue",
+                message: format!(
+                    "{:?} is external: it only receives schedule fires",
+                    req.queue
+                ),
+            });
         }
-        if let Some(key) = &req.key {
-            if let Some(job) = self.dedup_hit(&req.queue, key, now) {
-                return Ok((job, true));
-            }
+        if let Some(job) = req
+            .key
+            .as_ref()
+            .and_then(|key| self.dedup_hit(&req.queue, key, now))
+        {
+            return Ok((job, true));
         }
         if self.idx.live >= limits.live_jobs {
             return Err(Error::LimitExceeded {
@@ -183,7 +189,7 @@ impl Queues {
         }
         // Validated: from here on nothing fails.
         if !self.queues.contains_key(&req.queue) {
-            self.create(&req.queue, out);
+            self.create(&req.queue, limits, out);
         }
         self.last_job = self.last_job.checked_add(1).expect("job ids exhausted");
         let id = JobId(self.last_job);

@@ -438,6 +438,29 @@ fn declare_reports_created_and_changed() {
 }
 
 #[test]
+fn retained_history_survives_a_switch_to_external() {
+    let mut h = H::new();
+    h.limits.completed_per_queue = 10;
+    let c = h.claim1_after_enq();
+    assert_eq!(
+        h.qs.config("q").unwrap().retention.completed_max,
+        10,
+        "clamped"
+    );
+    h.complete(1, &c).unwrap();
+    let ext = QueueConfig {
+        mode: QueueMode::External,
+        ..h.qs.config("q").unwrap().clone()
+    };
+    assert_eq!(h.qs.declare(ext, &h.limits), Ok((false, true)));
+    h.qs.check_invariants();
+    let back: Queues = serde_json::from_str(&h.json()).unwrap();
+    assert_eq!(back, h.qs);
+    h.advance(2 + 24 * 3_600_000);
+    assert_eq!(h.qs.job(c.job), None);
+}
+
+#[test]
 fn claim_arguments_are_checked() {
     let mut h = H::new();
     h.enq(0, req("q"));
@@ -1257,4 +1280,27 @@ fn random_operations_keep_invariants() {
     // Every path was exercised.
     assert!(a.enqueued > 100 && a.completed > 0 && a.retried > 0 && a.dead > 0 && a.expired > 0);
     assert!(a.dropped > 0 && a.cancelled > 0 && b.dropped > 0);
+}
+
+/// Throughput smoke check: `cargo test --release -p chime-core queue::tests::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    let mut h = H::new();
+    let n = 300_000;
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        let now = t(i);
+        h.qs.enqueue(now, req("q"), None, &h.limits, &mut h.out)
+            .unwrap();
+        let c = h.qs.claim(now, "q", "w", 1, None, &h.limits).unwrap();
+        h.qs.complete(now, c[0].job, c[0].token, &mut h.out)
+            .unwrap();
+        h.qs.advance(now, &h.limits, SEED, &mut h.out);
+        while h.out.pop().is_some() {}
+        let _ = h.qs.take_finished();
+    }
+    let per_sec = n as f64 / start.elapsed().as_secs_f64();
+    eprintln!("enqueue+claim+complete+advance: {per_sec:.0} cycles/s");
+    h.qs.check_invariants();
 }

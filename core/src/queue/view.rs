@@ -85,16 +85,14 @@ impl Queues {
                 .queues
                 .get_mut(&job.queue)
                 .ok_or_else(|| bad("unknown queue"))?;
-            if q.config.mode == QueueMode::External {
-                return Err(bad("held by an external queue"));
+            // Retained history may outlive a switch to external; work may not.
+            let work = !job.state.is_terminal() || job.state == JobState::Dead;
+            if work && q.config.mode == QueueMode::External {
+                return Err(bad("live or dead job in an external queue"));
             }
-            if let Some(lease) = &job.lease {
-                if lease.token.0 == 0
-                    || lease.token.0 > self.last_token
-                    || !tokens.insert(lease.token)
-                {
-                    return Err(bad("token not issued or not unique"));
-                }
+            let token = job.lease.as_ref().map(|l| l.token);
+            if token.is_some_and(|t| t.0 == 0 || t.0 > self.last_token || !tokens.insert(t)) {
+                return Err(bad("token not issued or not unique"));
             }
             store::index(&mut self.idx, &mut q.idx, id, job);
         }
