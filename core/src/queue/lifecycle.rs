@@ -107,7 +107,10 @@ impl Queues {
                     reason: "exhausted".into(),
                 });
             }
-            return (state, None);
+            // The dead-letter bound may have dropped it at once (and retention
+            // forgotten it): report where it ended up.
+            let now_state = self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state);
+            return (now_state, None);
         }
         let run_at = match retry_at {
             Some(at) => at.max(now),

@@ -852,6 +852,15 @@ fn dead_letters_are_bounded_per_queue() {
     let dead: Vec<JobId> = h.qs.dead_letters("q", 10).iter().map(|j| j.id).collect();
     assert_eq!(dead, vec![ids[1], ids[2]]);
     assert_eq!(h.state(ids[0]), Some(JobState::Dropped));
+    // With a bound of zero a job is dropped as it dies, and `fail` says so.
+    h.limits.dead_letters_per_queue = 0;
+    let last = h.enq(20, req("q"));
+    let c = h.claim1(20, "q");
+    assert_eq!(h.fail(20, &c, None), Ok((JobState::Dropped, None)));
+    assert_eq!(h.state(last), Some(JobState::Dropped));
+    assert!(h.qs.dead_letters("q", 10).is_empty());
+    let mut ids = ids;
+    ids.push(last);
     // Reported once, when it died.
     let finished: Vec<JobId> = h.qs.take_finished().into_iter().map(|f| f.0).collect();
     assert_eq!(finished, ids);
