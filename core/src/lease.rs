@@ -21,8 +21,6 @@
 //! - Expiry is reported by `advance` as `Event::NamedLeaseExpired`. The
 //!   engine advances before every input, so `acquire` never meets an expired
 //!   lease that was not reported; if it did, it would simply take it over.
-// Until engine.rs drives every entry point, some are only used by tests.
-#![allow(dead_code)]
 
 use crate::command::{Event, Output};
 use crate::config::Limits;
@@ -198,6 +196,7 @@ impl Leases {
     }
 
     /// Leases held (some may have expired if `advance` has not run yet).
+    #[allow(dead_code)] // engine getter, not wired yet (tests use it)
     pub fn len(&self) -> usize {
         self.held.len()
     }

@@ -24,8 +24,6 @@
 //!   `max_attempts` again) and makes the job available at once.
 //! - Leases end at their deadline: a lease with `deadline <= now` has expired,
 //!   just as a job with `run_at <= now` is due.
-// Until engine.rs drives every entry point, some are only used by tests.
-#![allow(dead_code)]
 
 mod backoff;
 mod dedup;
