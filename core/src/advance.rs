@@ -52,6 +52,12 @@ impl Engine {
         self.skips.flush(&mut self.out);
     }
 
+    /// Fires what became due because leadership was (re)gained.
+    pub(crate) fn catch_up_now(&mut self) {
+        self.release_ready();
+        self.fire_due();
+    }
+
     /// Bookkeeping after an input was applied.
     pub(crate) fn after_input(&mut self) {
         self.settle_finished();

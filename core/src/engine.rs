@@ -183,6 +183,11 @@ impl Engine {
                 self.leadership.check(now, grant)?;
                 let standalone = self.config.standalone;
                 let leader = self.leadership.apply(standalone, now, grant, out);
+                if leader {
+                    // The backlog of the leadership gap is handled at once,
+                    // by catch-up, as after any downtime.
+                    self.catch_up_now();
+                }
                 Ok(Reply::Leadership { leader })
             }
             Input::DeclareQueue(cfg) => {
