@@ -5,6 +5,7 @@
 //! weekday of its 1st and its length, with rotations and shifts only.
 
 use super::field::{DOM, DOW, Field};
+use super::matcher::rotate_week as rotate;
 use crate::spec::SpecError;
 
 /// Replicates a 7-bit weekday pattern five times (bits 0..35).
@@ -33,9 +34,26 @@ pub(super) struct Days {
     pub dow_star: bool,
     /// `+` on the day-of-week field: both day fields must match.
     pub and: bool,
+    /// Derived: `dow` in every week plus `dow_nth[k]` in week k, 7 bits a
+    /// week (bit `7k + w`), so one rotation places them all.
+    pub dow_weeks: u64,
+    /// Derived: the mask depends on the month's length only (no weekday
+    /// rule), so months can be skipped without their day count.
+    pub by_len: bool,
 }
 
 impl Days {
+    /// The weekdays that match when the day rule depends on the weekday
+    /// alone (day-of-month `*`, no `#`/`L`), else 0.
+    pub fn weekly(&self) -> u8 {
+        let plain = self.dow_nth == [0; 5] && self.dow_last == 0;
+        match (self.dom_star, self.dow_star) {
+            (true, true) => 0x7f,
+            (true, false) if plain => self.dow,
+            _ => 0,
+        }
+    }
+
     /// Mask of matching days (bit `d` = day `d`) in a month of `len` days
     /// whose 1st falls on weekday `first` (0 = Sunday).
     #[inline]
@@ -85,15 +103,25 @@ impl Days {
         mask
     }
 
+    /// Fills the derived fields once both day fields are parsed.
+    pub fn finish(&mut self) {
+        self.dow_weeks = self
+            .dow_nth
+            .iter()
+            .enumerate()
+            .fold(u64::from(self.dow) * WEEKS, |acc, (k, &set)| {
+                acc | u64::from(set) << (7 * k)
+            });
+        self.by_len = self.dow_star && !self.dom_last_weekday && self.dom_nearest == 0;
+    }
+
     /// Days selected by the day-of-week field (may include bits past `len`).
     fn dow_mask(&self, first: u32, len: u32) -> u32 {
-        // Bit j of `rotate(set, first)` says whether day j+1 is in `set`.
-        let mut mask = rotate(self.dow, first) * WEEKS;
-        for (k, &set) in self.dow_nth.iter().enumerate() {
-            if set != 0 {
-                mask |= rotate(set, first) << (7 * k);
-            }
-        }
+        // Rotate each week's 7 bits right by `first`: bit 7k + j then says
+        // whether day 7k + j + 1 is selected.
+        let low = WEEKS * ((1 << (7 - first)) - 1);
+        let mut mask = ((self.dow_weeks >> first) & low)
+            | ((self.dow_weeks << (7 - first)) & (WEEKS * 0x7f) & !low);
         if self.dow_last != 0 {
             // The last seven days of the month, starting at offset len-7.
             let start = len - 7;
@@ -187,14 +215,6 @@ fn fold_sunday(bits: u64) -> u8 {
     ((bits | bits >> 7) & 0x7f) as u8
 }
 
-/// Rotates a 7-bit weekday set right by `by` (0..7): bit j of the result is
-/// bit (j + by) % 7 of `set`.
-#[inline]
-fn rotate(set: u8, by: u32) -> u64 {
-    let set = u64::from(set);
-    ((set >> by) | (set << (7 - by))) & 0x7f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +241,7 @@ mod tests {
             days.parse_dow(&field(&DOW, dow.trim_start_matches('+')))
                 .unwrap();
         }
+        days.finish();
         days
     }
 

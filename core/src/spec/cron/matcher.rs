@@ -7,14 +7,23 @@
 //! end of year 9999, whichever comes first.
 
 use super::CronSpec;
+use super::calendar::{civil_from_days, days_from_civil};
 use super::years;
-use crate::spec::civil::{civil_from_days, days_from_civil, days_in_month, weekday_from_days};
+use crate::spec::civil::{days_in_month, weekday_from_days};
 
 const DAY: i64 = 86_400;
 /// 0001-01-01T00:00:00 in local seconds: searches start no earlier.
-pub(super) const MIN_LOCAL: i64 = days_from_civil(1, 1, 1) * DAY;
+pub(super) const MIN_LOCAL: i64 = crate::spec::civil::days_from_civil(1, 1, 1) * DAY;
 /// 10000-01-01T00:00:00 in local seconds: searches end before it.
-pub(super) const END_LOCAL: i64 = days_from_civil(years::LAST + 1, 1, 1) * DAY;
+pub(super) const END_LOCAL: i64 = crate::spec::civil::days_from_civil(years::LAST + 1, 1, 1) * DAY;
+
+/// Rotates a 7-bit weekday set right by `by` (0..7): bit j of the result is
+/// bit (j + by) % 7 of `set`.
+#[inline]
+pub(super) fn rotate_week(set: u8, by: u32) -> u64 {
+    let set = u64::from(set);
+    ((set >> by) | (set << (7 - by))) & 0x7f
+}
 
 /// The first set bit `>= from`, if any.
 #[inline]
@@ -51,6 +60,11 @@ impl CronSpec {
         }
     }
 
+    /// Second of day of the first matching time of any day.
+    fn first_time(&self) -> u32 {
+        self.hours.trailing_zeros() * 3600 + self.first_minute() * 60 + self.first_second()
+    }
+
     fn first_minute(&self) -> u32 {
         self.minutes.trailing_zeros()
     }
@@ -66,65 +80,102 @@ impl CronSpec {
         if from >= end {
             return None;
         }
+        let at = match self.weekly {
+            0 => self.search_calendar(from, end)?,
+            weekly => self.search_weekly(weekly, from),
+        };
+        (at < end).then_some(at)
+    }
+
+    /// The search for expressions whose days depend only on the weekday
+    /// (any month, any year, day-of-month `*`, plain weekdays): no calendar
+    /// conversion at all. The result may be `>= end`.
+    #[inline]
+    fn search_weekly(&self, weekly: u8, from: i64) -> i64 {
+        let today = from.div_euclid(DAY);
+        let weekday = weekday_from_days(today);
+        if weekly & (1 << weekday) != 0
+            && let Some(sod) = self.next_in_day(from.rem_euclid(DAY) as u32)
+        {
+            return today * DAY + i64::from(sod);
+        }
+        // Bit j: day today+1+j has a matching weekday; weekly is non-empty.
+        let ahead = rotate_week(weekly, (weekday + 1) % 7).trailing_zeros();
+        (today + 1 + i64::from(ahead)) * DAY + i64::from(self.first_time())
+    }
+
+    /// The general search, month by month; the result may be `>= end`.
+    fn search_calendar(&self, from: i64, end: i64) -> Option<i64> {
         let today = from.div_euclid(DAY);
         let (mut y, mut m, day) = civil_from_days(today);
         // Lower bounds inside the current month: first day, and second of
         // that day. Both reset when the search moves to a later month.
         let (mut first_day, mut first_sod) = (day, from.rem_euclid(DAY) as u32);
-        let mut month_start = today - i64::from(day) + 1;
+        // Day count of the 1st of (y, m), computed only once a month is
+        // settled on.
+        let mut month_start = Some(today - i64::from(day) + 1);
+        // The month of the last second before `end`, once needed.
+        let mut end_month = None;
         // One pass per month visited; every path either returns or moves to
         // a later month, and `end` (at most year 10000) bounds the months.
         loop {
-            if let Some(years) = &self.years {
-                if !years.contains(y) {
-                    y = years.next_from(y)?;
-                    (m, first_day, first_sod) = (1, 1, 0);
-                    month_start = days_from_civil(y, 1, 1);
-                }
+            if let Some(years) = &self.years
+                && !years.contains(y)
+            {
+                y = years.next_from(y)?;
+                (m, first_day, first_sod, month_start) = (1, 1, 0, None);
             }
             match next_bit(self.months.into(), m) {
                 Some(next) if next == m => {}
-                Some(next) => {
-                    (m, first_day, first_sod) = (next, 1, 0);
-                    month_start = days_from_civil(y, m, 1);
-                }
-                None => {
-                    (y, m, first_day, first_sod) = (y + 1, 1, 1, 0);
-                    month_start = days_from_civil(y, 1, 1);
-                    if month_start * DAY >= end {
-                        return None;
-                    }
+                Some(next) => (m, first_day, first_sod, month_start) = (next, 1, 0, None),
+                None if y < years::LAST => {
+                    (y, m, first_day, first_sod, month_start) = (y + 1, 1, 1, 0, None);
                     continue;
                 }
-            }
-            if month_start * DAY >= end {
-                return None;
+                None => return None,
             }
             let len = days_in_month(y, m);
-            let first_weekday = weekday_from_days(month_start);
-            let mut mask = self.days.month_mask(first_weekday, len) & (u32::MAX << first_day);
-            // At most two days are tried: any day after the first has a
-            // match at its first matching time.
-            while mask != 0 {
-                let d = mask.trailing_zeros();
-                mask &= mask - 1;
-                let day_start = (month_start + i64::from(d) - 1) * DAY;
-                if day_start >= end {
+            // Months without a matching day are skipped before their day
+            // count is needed when the days depend on the length alone.
+            let by_len = self
+                .days
+                .by_len
+                .then(|| self.days.month_mask(0, len) & (u32::MAX << first_day));
+            if by_len == Some(0) {
+                let (end_y, end_m) = *end_month.get_or_insert_with(|| {
+                    let (end_y, end_m, _) = civil_from_days((end - 1).div_euclid(DAY));
+                    (end_y, end_m)
+                });
+                if (y, m) >= (end_y, end_m) {
                     return None;
                 }
-                let from_sod = if d == first_day { first_sod } else { 0 };
-                if let Some(sod) = self.next_in_day(from_sod) {
-                    let at = day_start + i64::from(sod);
-                    return (at < end).then_some(at);
+                month_start = month_start.map(|start| start + i64::from(len));
+            } else {
+                let start = month_start.unwrap_or_else(|| days_from_civil(y, m, 1));
+                if start * DAY >= end {
+                    return None;
                 }
+                let mut mask = by_len.unwrap_or_else(|| {
+                    self.days.month_mask(weekday_from_days(start), len) & (u32::MAX << first_day)
+                });
+                // At most two days are tried: any day after the first has a
+                // match at its first matching time.
+                while mask != 0 {
+                    let d = mask.trailing_zeros();
+                    mask &= mask - 1;
+                    let from_sod = if d == first_day { first_sod } else { 0 };
+                    if let Some(sod) = self.next_in_day(from_sod) {
+                        return Some((start + i64::from(d) - 1) * DAY + i64::from(sod));
+                    }
+                }
+                month_start = Some(start + i64::from(len));
             }
-            month_start += i64::from(len);
             (m, first_day, first_sod) = (m + 1, 1, 0);
             if m > 12 {
+                if y == years::LAST {
+                    return None;
+                }
                 (y, m) = (y + 1, 1);
-            }
-            if month_start * DAY >= end {
-                return None;
             }
         }
     }

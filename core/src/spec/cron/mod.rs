@@ -12,6 +12,7 @@
 //! by minute: it jumps month → day → hour → minute → second through bitsets,
 //! computing one day mask per month visited, and does not allocate.
 
+mod calendar;
 mod days;
 mod display;
 mod field;
@@ -41,6 +42,10 @@ pub struct CronSpec {
     days: days::Days,
     /// The year field, when one was given and is not `*`.
     years: Option<years::Years>,
+    /// Derived: the matching weekdays when every month and year matches and
+    /// days depend on the weekday alone (see [`days::Days::weekly`]), else 0.
+    /// Such expressions are searched without calendar conversions.
+    weekly: u8,
 }
 
 /// A cron expression plus the zone named by a `CRON_TZ=`/`TZ=` prefix.

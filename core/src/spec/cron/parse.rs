@@ -7,6 +7,9 @@ use super::years::Years;
 use super::{CronSpec, ParsedCron};
 use crate::spec::SpecError;
 
+/// Bits 1..=12.
+const ALL_MONTHS: u16 = 0x1ffe;
+
 /// Macros and the fields they stand for (seconds are 0).
 const MACROS: [(&str, &str); 7] = [
     ("@yearly", "0 0 1 1 *"),
@@ -22,19 +25,19 @@ const MACROS: [(&str, &str); 7] = [
 pub(super) fn parse(text: &str) -> Result<ParsedCron, SpecError> {
     let mut tokens = tokens(text).peekable();
     let mut tz = None;
-    if let Some(&(_, first)) = tokens.peek() {
-        if let Some((key, zone)) = prefix(first) {
-            tokens.next();
-            if zone.is_empty() {
-                return Err(SpecError::invalid(format!("empty zone name after {key}")));
-            }
-            if tokens.peek().is_none() {
-                return Err(SpecError::invalid(format!(
-                    "{key}{zone} must be followed by a cron expression"
-                )));
-            }
-            tz = Some(zone.to_string());
+    if let Some(&(_, first)) = tokens.peek()
+        && let Some((key, zone)) = prefix(first)
+    {
+        tokens.next();
+        if zone.is_empty() {
+            return Err(SpecError::invalid(format!("empty zone name after {key}")));
         }
+        if tokens.peek().is_none() {
+            return Err(SpecError::invalid(format!(
+                "{key}{zone} must be followed by a cron expression"
+            )));
+        }
+        tz = Some(zone.to_string());
     }
     let fields: Vec<(usize, &str)> = tokens.collect();
     let cron = match fields.as_slice() {
@@ -100,6 +103,7 @@ fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecEr
         months: 0,
         days: Days::default(),
         years: None,
+        weekly: 0,
     };
     for (i, (&(offset, word), &kind)) in fields.iter().zip(kinds).enumerate() {
         let column = text
@@ -111,17 +115,21 @@ fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecEr
             number: i + 1,
             column,
         };
-        if kind.name == DOW.name {
-            if let Some(rest) = word.strip_prefix('+') {
-                if rest.is_empty() {
-                    return Err(field.err("'+' must be followed by a day-of-week"));
-                }
-                spec.days.and = true;
-                field.text = rest;
-                field.column += 1;
+        if kind.name == DOW.name
+            && let Some(rest) = word.strip_prefix('+')
+        {
+            if rest.is_empty() {
+                return Err(field.err("'+' must be followed by a day-of-week"));
             }
+            spec.days.and = true;
+            field.text = rest;
+            field.column += 1;
         }
         parse_field(&mut spec, &field)?;
+    }
+    spec.days.finish();
+    if spec.months == ALL_MONTHS && spec.years.is_none() {
+        spec.weekly = spec.days.weekly();
     }
     Ok(spec)
 }

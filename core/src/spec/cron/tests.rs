@@ -240,7 +240,7 @@ fn matches_civil_agrees_with_the_definition() {
         for _ in 0..2000 {
             let t = at(2020, 1, 1, 0, 0, 0) + (rng(&mut seed) % (20 * 366 * 86_400)) as i64;
             // Land on matching days and times often enough to matter.
-            let t = if rng(&mut seed) % 2 == 0 {
+            let t = if rng(&mut seed).is_multiple_of(2) {
                 t - t.rem_euclid(86_400) + first_time(&spec)
             } else {
                 t
