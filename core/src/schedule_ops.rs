@@ -366,11 +366,11 @@ fn start_from(s: &Schedule, now: Timestamp) -> Timestamp {
 
 /// Drops a buffered fire; a grid boundary counts as skipped (`paused`).
 fn drop_buffered(s: &mut Schedule, skips: &mut crate::skips::Skips) {
-    if let Some(f) = s.take_buffered() {
-        if f.extra.is_none() {
-            s.n.skipped += 1;
-            skips.add(&s.name, SkipReason::Paused, 1, f.nominal, f.nominal);
-        }
+    if let Some(f) = s.take_buffered()
+        && f.extra.is_none()
+    {
+        s.n.skipped += 1;
+        skips.add(&s.name, SkipReason::Paused, 1, f.nominal, f.nominal);
     }
 }
 

@@ -174,13 +174,11 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
         }
         f.fire.schedule = s.name.clone();
     }
-    if let Some(rare) = s.rare.as_mut() {
-        if let Some(b) = rare.buffered.as_mut() {
-            if *b.schedule != *s.name {
-                return Err(corrupt(format!("bad buffered fire {b}")));
-            }
-            b.schedule = s.name.clone();
+    if let Some(b) = s.rare.as_mut().and_then(|r| r.buffered.as_mut()) {
+        if *b.schedule != *s.name {
+            return Err(corrupt(format!("bad buffered fire {b}")));
         }
+        b.schedule = s.name.clone();
     }
     let completed = s.status == ScheduleStatus::Completed;
     if completed != s.cursor.is_none() {

@@ -78,10 +78,10 @@ pub(crate) fn check_def(def: &ScheduleDef, config: &EngineConfig) -> Result<Spec
             format!("must be in 0..={MAX_JITTER_MS}"),
         ));
     }
-    if let (Some(start), Some(end)) = (def.start_at, def.end_at) {
-        if start >= end {
-            return Err(invalid("endAt", "must be after startAt"));
-        }
+    if let (Some(start), Some(end)) = (def.start_at, def.end_at)
+        && start >= end
+    {
+        return Err(invalid("endAt", "must be after startAt"));
     }
     if def.max_fires == Some(0) {
         return Err(invalid("maxFires", "must be at least 1"));

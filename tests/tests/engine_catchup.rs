@@ -30,18 +30,30 @@ fn six_hundred_seconds_behind_allow_fires_the_last_64() {
     let expect: Vec<i64> = (237..=300).map(|k| START + k * 2000).collect();
     assert_eq!(nominals(&cmds), expect);
     assert!(fired[..63].iter().all(|f| f.reason == FireReason::Catchup));
-    assert_eq!(fired[63].reason, FireReason::Scheduled, "the latest boundary is on time");
+    assert_eq!(
+        fired[63].reason,
+        FireReason::Scheduled,
+        "the latest boundary is on time"
+    );
 
     let sk = skips(&cmds);
     assert_eq!(
         sk,
-        vec![(SkipReason::CatchupCap, 236, START + 2000, START + 236 * 2000)],
+        vec![(
+            SkipReason::CatchupCap,
+            236,
+            START + 2000,
+            START + 236 * 2000
+        )],
         "one aggregated event"
     );
 
     let info = h.engine.schedule("tick").unwrap();
     let next = info.next_nominal.unwrap().as_millis();
-    assert!(next > now && next % 2000 == 0, "strictly in the future, on the grid");
+    assert!(
+        next > now && next % 2000 == 0,
+        "strictly in the future, on the grid"
+    );
     assert_eq!(next, START + 301 * 2000);
     assert_eq!((info.fires, info.skipped), (64, 236));
     assert_eq!(h.engine.poll_timeout(), Some(t(next)));
@@ -53,10 +65,17 @@ fn six_hundred_seconds_behind_allow_fires_the_last_64() {
 #[test]
 fn default_skip_collapses_a_backlog_into_one_fire() {
     let mut h = Harness::standalone();
-    h.ok(START, Input::UpsertSchedule(def("tick", "@every 2s", "jobs")));
+    h.ok(
+        START,
+        Input::UpsertSchedule(def("tick", "@every 2s", "jobs")),
+    );
     let cmds = h.advance(START + 600_000);
     let fired = fires(&cmds);
-    assert_eq!(fired.len(), 1, "the first selected boundary fires, its job runs");
+    assert_eq!(
+        fired.len(),
+        1,
+        "the first selected boundary fires, its job runs"
+    );
     assert_eq!(fired[0].nominal.as_millis(), START + 237 * 2000);
     assert!(fired[0].job.is_some());
     let mut sk = skips(&cmds);
@@ -64,14 +83,22 @@ fn default_skip_collapses_a_backlog_into_one_fire() {
     assert_eq!(
         sk,
         vec![
-            (SkipReason::CatchupCap, 236, START + 2000, START + 236 * 2000),
+            (
+                SkipReason::CatchupCap,
+                236,
+                START + 2000,
+                START + 236 * 2000
+            ),
             (SkipReason::Overlap, 63, START + 238 * 2000, START + 600_000),
         ]
     );
     // While the job waits, on-time boundaries are skipped too.
     let cmds = h.advance(START + 602_000);
     assert!(fires(&cmds).is_empty());
-    assert_eq!(skips(&cmds), vec![(SkipReason::Overlap, 1, START + 602_000, START + 602_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Overlap, 1, START + 602_000, START + 602_000)]
+    );
     // Once the job completes, the next boundary fires again.
     let (reply, _) = h.ok(
         START + 602_500,
@@ -82,7 +109,9 @@ fn default_skip_collapses_a_backlog_into_one_fire() {
             lease_ms: None,
         },
     );
-    let chime_core::Reply::Claimed { jobs } = reply else { panic!() };
+    let chime_core::Reply::Claimed { jobs } = reply else {
+        panic!()
+    };
     assert_eq!(jobs.len(), 1);
     h.ok(
         START + 602_600,

@@ -41,7 +41,10 @@ fn run(spec: &str, from: &str, to: &str, step_ms: i64) -> Vec<String> {
 fn both_ways(spec: &str, from: &str, to: &str) -> Vec<String> {
     let stepped = run(spec, from, to, 60_000);
     let jumped = run(spec, from, to, i64::MAX / 4);
-    assert_eq!(stepped, jumped, "{spec}: a jump catches up to the same fires");
+    assert_eq!(
+        stepped, jumped,
+        "{spec}: a jump catches up to the same fires"
+    );
     stepped
 }
 
@@ -50,12 +53,18 @@ const FALL: (&str, &str) = ("2026-11-01T04:00:00Z", "2026-11-01T08:00:00Z");
 
 #[test]
 fn spring_fixed_time_fires_once_after_the_gap() {
-    assert_eq!(both_ways("30 2 * * *", SPRING.0, SPRING.1), ["2026-03-08T07:00:00Z"]);
+    assert_eq!(
+        both_ways("30 2 * * *", SPRING.0, SPRING.1),
+        ["2026-03-08T07:00:00Z"]
+    );
 }
 
 #[test]
 fn spring_list_does_not_fire_in_the_gap() {
-    assert_eq!(both_ways("0,30 2 * * *", SPRING.0, SPRING.1), Vec::<String>::new());
+    assert_eq!(
+        both_ways("0,30 2 * * *", SPRING.0, SPRING.1),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -77,7 +86,10 @@ fn spring_hourly_has_one_hour_less() {
 
 #[test]
 fn fall_fixed_time_fires_once() {
-    assert_eq!(both_ways("30 1 * * *", FALL.0, FALL.1), ["2026-11-01T05:30:00Z"]);
+    assert_eq!(
+        both_ways("30 1 * * *", FALL.0, FALL.1),
+        ["2026-11-01T05:30:00Z"]
+    );
 }
 
 #[test]

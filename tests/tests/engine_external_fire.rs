@@ -27,18 +27,37 @@ fn enqueue_command_and_settlement() {
     let mut h = setup();
     let cmds = h.advance(S + 10_000);
     let id: FireId = format!("sync@{}", S + 10_000).parse().unwrap();
-    let [Command::Fire(f), Command::Enqueue { fire, queue, payload, key, epoch, .. }] = &cmds[..]
+    let [
+        Command::Fire(f),
+        Command::Enqueue {
+            fire,
+            queue,
+            payload,
+            key,
+            epoch,
+            ..
+        },
+    ] = &cmds[..]
     else {
         panic!("{cmds:?}")
     };
     assert_eq!((&f.fire_id, f.job), (&id, None));
-    assert_eq!((fire, queue.as_str(), key.as_str()), (&id, "nats", id.to_string().as_str()));
+    assert_eq!(
+        (fire, queue.as_str(), key.as_str()),
+        (&id, "nats", id.to_string().as_str())
+    );
     assert_eq!(payload.as_json(), r#"{"full": true}"#);
     assert_eq!(epoch.0, 0);
-    assert_eq!(h.engine.schedule("sync").unwrap().in_flight, vec![id.clone()]);
+    assert_eq!(
+        h.engine.schedule("sync").unwrap().in_flight,
+        vec![id.clone()]
+    );
 
     // In flight: the next boundary is skipped (default overlap `skip`).
-    assert_eq!(skips(&h.advance(S + 20_000)), vec![(SkipReason::Overlap, 1, S + 20_000, S + 20_000)]);
+    assert_eq!(
+        skips(&h.advance(S + 20_000)),
+        vec![(SkipReason::Overlap, 1, S + 20_000, S + 20_000)]
+    );
     let (r, _) = h.ok(
         S + 21_000,
         Input::FireSettled {
@@ -49,9 +68,21 @@ fn enqueue_command_and_settlement() {
     assert_eq!(r, Reply::FireSettled);
     assert!(h.engine.schedule("sync").unwrap().in_flight.is_empty());
     // Settling again is harmless; a fire never made is unknown.
-    h.ok(S + 21_000, Input::FireSettled { fire: id, outcome: FireOutcome::Failed });
+    h.ok(
+        S + 21_000,
+        Input::FireSettled {
+            fire: id,
+            outcome: FireOutcome::Failed,
+        },
+    );
     let never: FireId = format!("sync@{}", S + 90_000).parse().unwrap();
-    let (r, _) = h.run(S + 21_000, Input::FireSettled { fire: never, outcome: FireOutcome::Succeeded });
+    let (r, _) = h.run(
+        S + 21_000,
+        Input::FireSettled {
+            fire: never,
+            outcome: FireOutcome::Succeeded,
+        },
+    );
     assert_eq!(r.unwrap_err().code(), "unknown_fire");
     assert_eq!(nominals(&h.advance(S + 30_000)), vec![S + 30_000]);
 }

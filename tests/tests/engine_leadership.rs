@@ -37,15 +37,28 @@ fn fires_only_while_leading_and_stamps_the_epoch() {
     // Not leader: nothing fires, nothing is skipped, the cursor stays.
     let cmds = h.advance(S + 5000);
     assert!(cmds.is_empty());
-    assert_eq!(h.engine.schedule("tick").unwrap().next_nominal, Some(t(S + 1000)));
-    assert_eq!(h.engine.poll_timeout(), None, "no busy loop while not leading");
+    assert_eq!(
+        h.engine.schedule("tick").unwrap().next_nominal,
+        Some(t(S + 1000))
+    );
+    assert_eq!(
+        h.engine.poll_timeout(),
+        None,
+        "no busy loop while not leading"
+    );
 
     // The grant catches up at once.
     let (r, cmds) = h.ok(S + 5000, grant(7, S + 8500));
     assert_eq!(r, Reply::Leadership { leader: true });
-    assert_eq!(nominals(&cmds), (1..=5).map(|k| S + k * 1000).collect::<Vec<_>>());
+    assert_eq!(
+        nominals(&cmds),
+        (1..=5).map(|k| S + k * 1000).collect::<Vec<_>>()
+    );
     assert!(fires(&cmds).iter().all(|f| f.epoch == Epoch(7)));
-    assert!(cmds.iter().all(|c| !matches!(c, Command::Enqueue { epoch, .. } if *epoch != Epoch(7))));
+    assert!(
+        cmds.iter()
+            .all(|c| !matches!(c, Command::Enqueue { epoch, .. } if *epoch != Epoch(7)))
+    );
 
     // The grant runs out at 8.5 s; a host that wakes late at 9 s fires
     // nothing (6..=8 wait for the next leader) and sees the loss, once.
@@ -57,16 +70,26 @@ fn fires_only_while_leading_and_stamps_the_epoch() {
         .collect();
     assert_eq!(lost.len(), 1);
     assert!(events(&h.advance(S + 12_000)).is_empty(), "reported once");
-    assert_eq!(h.engine.schedule("tick").unwrap().next_nominal, Some(t(S + 6000)));
+    assert_eq!(
+        h.engine.schedule("tick").unwrap().next_nominal,
+        Some(t(S + 6000))
+    );
 
     // A stale epoch is refused; a newer one catches up.
     let (r, _) = h.run(S + 12_000, grant(6, S + 20_000));
     assert_eq!(r.unwrap_err().code(), "invalid_input");
     let (_, cmds) = h.ok(S + 12_000, grant(8, S + 20_000));
-    assert_eq!(nominals(&cmds), (6..=12).map(|k| S + k * 1000).collect::<Vec<_>>());
+    assert_eq!(
+        nominals(&cmds),
+        (6..=12).map(|k| S + k * 1000).collect::<Vec<_>>()
+    );
     assert!(fires(&cmds).iter().all(|f| f.epoch == Epoch(8)));
     let info = h.engine.schedule("tick").unwrap();
-    assert_eq!((info.fires, info.skipped), (12, 0), "nothing lost in the gap");
+    assert_eq!(
+        (info.fires, info.skipped),
+        (12, 0),
+        "nothing lost in the gap"
+    );
 }
 
 #[test]
@@ -81,7 +104,10 @@ fn poll_timeout_wakes_at_expiry_and_revocation_reports_loss() {
     h.ok(S + 3000, grant(1, S + 10_000));
     let (r, cmds) = h.ok(S + 3000, Input::Leadership(None));
     assert_eq!(r, Reply::Leadership { leader: false });
-    assert!(matches!(events(&cmds)[..], [Event::LeadershipLost { epoch: Epoch(1) }]));
+    assert!(matches!(
+        events(&cmds)[..],
+        [Event::LeadershipLost { epoch: Epoch(1) }]
+    ));
     let (r, _) = h.run(
         S + 3000,
         Input::TriggerSchedule {

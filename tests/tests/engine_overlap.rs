@@ -48,7 +48,10 @@ fn skip_skips_while_the_job_runs() {
     let jobs = claim(&mut h, S + 11_000);
     let cmds = h.advance(S + 20_000);
     assert!(fires(&cmds).is_empty());
-    assert_eq!(skips(&cmds), vec![(SkipReason::Overlap, 1, S + 20_000, S + 20_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Overlap, 1, S + 20_000, S + 20_000)]
+    );
     assert_eq!(h.engine.schedule("job").unwrap().in_flight.len(), 1);
     complete(&mut h, S + 25_000, &jobs[0]);
     assert!(h.engine.schedule("job").unwrap().in_flight.is_empty());
@@ -79,7 +82,10 @@ fn buffer_one_keeps_one_and_releases_it_when_the_job_ends() {
     )));
     // A second boundary while one is buffered is skipped.
     let cmds = h.advance(S + 30_000);
-    assert_eq!(skips(&cmds), vec![(SkipReason::Overlap, 1, S + 30_000, S + 30_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Overlap, 1, S + 30_000, S + 30_000)]
+    );
     assert!(h.engine.schedule("job").unwrap().buffered);
     // The running job ends: the buffered fire goes out at once.
     let cmds = complete(&mut h, S + 31_000, &jobs[0]);
@@ -106,7 +112,10 @@ fn cancel_previous_cancels_the_running_job() {
         c,
         Command::Cancel { job, reason: CancelReason::Superseded } if *job == first
     )));
-    assert_eq!(h.engine.job(first).unwrap().state, chime_core::JobState::Cancelled);
+    assert_eq!(
+        h.engine.job(first).unwrap().state,
+        chime_core::JobState::Cancelled
+    );
     let info = h.engine.schedule("job").unwrap();
     assert_eq!(info.in_flight.len(), 1);
     // The cancelled worker is fenced off.
@@ -146,7 +155,9 @@ fn manual_trigger_follows_the_policy_unless_overridden() {
             overlap: Some(Overlap::Allow),
         },
     );
-    let Reply::Triggered { fire: Some(id), .. } = r else { panic!("{r:?}") };
+    let Reply::Triggered { fire: Some(id), .. } = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(id.to_string(), format!("job@{}#m2", S + 12_000));
     assert_eq!(fires(&cmds)[0].reason, FireReason::Manual);
 }

@@ -33,7 +33,10 @@ fn paused_boundaries_are_skipped_and_resume_starts_after_now() {
     assert_eq!(info.pause_note.as_deref(), Some("maintenance"));
     let cmds = h.advance(S + 10_200);
     assert!(fires(&cmds).is_empty());
-    assert_eq!(skips(&cmds), vec![(SkipReason::Paused, 9, S + 2000, S + 10_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Paused, 9, S + 2000, S + 10_000)]
+    );
     let (r, cmds) = h.ok(S + 10_700, Input::ResumeSchedule { name: "p".into() });
     assert_eq!(
         r,
@@ -57,17 +60,32 @@ fn created_paused_and_resumed_by_upsert() {
     let mut d = def("p", "@every 1s", "q");
     d.paused = true;
     h.ok(S, Input::UpsertSchedule(d.clone()));
-    assert_eq!(skips(&h.advance(S + 3000)), vec![(SkipReason::Paused, 3, S + 1000, S + 3000)]);
+    assert_eq!(
+        skips(&h.advance(S + 3000)),
+        vec![(SkipReason::Paused, 3, S + 1000, S + 3000)]
+    );
     d.paused = false;
     let (r, _) = h.ok(S + 3500, Input::UpsertSchedule(d));
-    assert!(matches!(r, Reply::ScheduleUpserted { version: 2, changed: true, .. }));
+    assert!(matches!(
+        r,
+        Reply::ScheduleUpserted {
+            version: 2,
+            changed: true,
+            ..
+        }
+    ));
     assert_eq!(nominals(&h.advance(S + 4000)), vec![S + 4000]);
 }
 
 #[test]
 fn unknown_or_completed() {
     let mut h = Harness::standalone();
-    let (r, _) = h.run(S, Input::ResumeSchedule { name: "nope".into() });
+    let (r, _) = h.run(
+        S,
+        Input::ResumeSchedule {
+            name: "nope".into(),
+        },
+    );
     assert_eq!(r.unwrap_err().code(), "unknown_schedule");
     let mut d = def("once", "@at 2001-09-09T01:46:41Z", "q");
     d.overlap = chime_core::Overlap::Allow;
@@ -81,7 +99,13 @@ fn unknown_or_completed() {
     let info = h.engine.schedule("once").unwrap();
     assert_eq!(info.status, ScheduleStatus::Completed);
     assert_eq!(info.next_nominal, None);
-    let (r, _) = h.ok(S + 2000, Input::PauseSchedule { name: "once".into(), note: None });
+    let (r, _) = h.ok(
+        S + 2000,
+        Input::PauseSchedule {
+            name: "once".into(),
+            note: None,
+        },
+    );
     assert_eq!(
         r,
         Reply::ScheduleStatus {
@@ -114,5 +138,8 @@ fn start_end_and_max_fires() {
     let cmds = h.advance(S + 30_000);
     // All ten due boundaries are selected; the first two fire, then max_fires completes it.
     assert_eq!(nominals(&cmds), vec![S + 21_000, S + 22_000]);
-    assert_eq!(h.engine.schedule("m").unwrap().status, ScheduleStatus::Completed);
+    assert_eq!(
+        h.engine.schedule("m").unwrap().status,
+        ScheduleStatus::Completed
+    );
 }

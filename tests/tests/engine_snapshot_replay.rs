@@ -3,15 +3,15 @@
 
 mod engine_common;
 use chime_core::journal;
-use chime_core::{
-    Command, EngineConfig, Input, Overlap, QueueConfig, QueueMode, Reply, Snapshot,
-};
+use chime_core::{Command, EngineConfig, Input, Overlap, QueueConfig, QueueMode, Reply, Snapshot};
 use engine_common::*;
 
 const S: i64 = 1_000_000_000_000;
 
 fn json(cmds: &[Command]) -> Vec<String> {
-    cmds.iter().map(|c| serde_json::to_string(c).unwrap()).collect()
+    cmds.iter()
+        .map(|c| serde_json::to_string(c).unwrap())
+        .collect()
 }
 
 /// A workload touching schedules, jitter, overlap, queues and external fires.
@@ -58,7 +58,12 @@ fn workload(h: &mut Harness, from: i64, steps: i64) {
         }
         if k == 11 {
             // A bad input is part of the journal too.
-            let _ = h.run(now, Input::ResumeSchedule { name: "nope".into() });
+            let _ = h.run(
+                now,
+                Input::ResumeSchedule {
+                    name: "nope".into(),
+                },
+            );
         }
     }
 }
@@ -98,7 +103,10 @@ fn snapshot_json_round_trips_byte_for_byte() {
     restored.check_invariants();
     assert_eq!(restored.snapshot().to_json(), text);
     assert_eq!(restored.poll_timeout(), h.engine.poll_timeout());
-    assert!(text.contains(r#"{"n": 1.50, "s": "é"}"#), "payload kept verbatim");
+    assert!(
+        text.contains(r#"{"n": 1.50, "s": "é"}"#),
+        "payload kept verbatim"
+    );
 }
 
 #[test]
@@ -110,14 +118,21 @@ fn replay_from_a_midway_snapshot_reproduces_the_commands() {
     workload(&mut h, S + 60_000, 60);
     let tail = &h.journal[journal_at..];
     let expected = json(&h.commands[commands_at..]);
-    assert!(expected.len() > 50, "a meaningful stream: {}", expected.len());
+    assert!(
+        expected.len() > 50,
+        "a meaningful stream: {}",
+        expected.len()
+    );
 
     // Through JSON Lines, as a host would store it.
     let lines = journal::write(tail);
     let entries = journal::read(&lines).unwrap();
     let replayed = journal::replay(mid, &entries).unwrap();
     assert_eq!(replayed.commands, expected);
-    assert_eq!(replayed.engine.snapshot().to_json(), h.engine.snapshot().to_json());
+    assert_eq!(
+        replayed.engine.snapshot().to_json(),
+        h.engine.snapshot().to_json()
+    );
     assert_eq!(replayed.replies.iter().filter(|r| r.is_err()).count(), 1);
 
     // From the beginning too.
