@@ -256,6 +256,7 @@ fn chime_agrees_with_croner_up_to_documented_policy() {
     let mut counts: BTreeMap<Class, usize> = BTreeMap::new();
     let mut examples: BTreeMap<Class, Vec<String>> = BTreeMap::new();
     let mut by_zone: BTreeMap<(Class, &str), usize> = BTreeMap::new();
+    let mut years: BTreeMap<Class, (i16, i16)> = BTreeMap::new();
     let mut unclassified = Vec::new();
     let (mut cases, mut agreed, mut compared, mut near_transition) = (0usize, 0, 0, 0);
     for _ in 0..CASES {
@@ -298,6 +299,9 @@ fn chime_agrees_with_croner_up_to_documented_policy() {
             Some(class) => {
                 *counts.entry(class).or_default() += 1;
                 *by_zone.entry((class, case.zone)).or_default() += 1;
+                let year = year_of(a.or(b).unwrap_or(prev));
+                let span = years.entry(class).or_insert((year, year));
+                *span = (span.0.min(year), span.1.max(year));
                 let list = examples.entry(class).or_default();
                 if list.len() < 3 {
                     list.push(detail);
@@ -316,7 +320,12 @@ fn chime_agrees_with_croner_up_to_documented_policy() {
             .filter(|((c, _), _)| c == class)
             .map(|((_, z), n)| format!("{z} {n}"))
             .collect();
-        println!("  {:<24} {n} ({})", class.name(), zones.join(", "));
+        let (y0, y1) = years[class];
+        println!(
+            "  {:<24} {n} ({}; years {y0}..={y1})",
+            class.name(),
+            zones.join(", ")
+        );
         for ex in &examples[class] {
             println!("      e.g. {ex}");
         }
@@ -337,6 +346,12 @@ fn chime_agrees_with_croner_up_to_documented_policy() {
         unclassified.len(),
         unclassified.first()
     );
+}
+
+fn year_of(secs: i64) -> i16 {
+    jiff::tz::TimeZone::UTC
+        .to_datetime(jiff::Timestamp::from_second(secs).unwrap())
+        .year()
 }
 
 fn fmt_secs(secs: i64) -> String {
