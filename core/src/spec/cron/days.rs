@@ -5,7 +5,6 @@
 //! weekday of its 1st and its length, with rotations and shifts only.
 
 use super::field::{DOM, DOW, Field};
-use super::matcher::rotate_week as rotate;
 use crate::spec::SpecError;
 
 /// Replicates a 7-bit weekday pattern five times (bits 0..35).
@@ -125,7 +124,7 @@ impl Days {
         if self.dow_last != 0 {
             // The last seven days of the month, starting at offset len-7.
             let start = len - 7;
-            mask |= rotate(self.dow_last, (first + start) % 7) << start;
+            mask |= rotate_week(self.dow_last, (first + start) % 7) << start;
         }
         (mask << 1) as u32
     }
@@ -208,6 +207,14 @@ impl Days {
         debug_assert!(std::ptr::eq(f.kind, &DOW));
         Ok(())
     }
+}
+
+/// Rotates a 7-bit weekday set right by `by` (0..7): bit j of the result is
+/// bit (j + by) % 7 of `set`.
+#[inline]
+pub(super) fn rotate_week(set: u8, by: u32) -> u64 {
+    let set = u64::from(set);
+    ((set >> by) | (set << (7 - by))) & 0x7f
 }
 
 /// Weekday bits 0..=7 to 0..=6 (7 is Sunday, like 0).

@@ -4,10 +4,13 @@
 //! per-month `u32` mask from [`Days::month_mask`]), then hour, minute and
 //! second with `trailing_zeros` on masked bitsets. It visits each month at
 //! most once, never a minute or a second, and stops at `limit` or at the
-//! end of year 9999, whichever comes first.
+//! end of year 9999, whichever comes first. Expressions whose days depend
+//! on the weekday alone (`*/5 * * * *`, `0 9 * * 1-5`) skip the calendar:
+//! the next matching day is a rotation of the weekday set.
 
 use super::CronSpec;
 use super::calendar::{civil_from_days, days_from_civil};
+use super::days::rotate_week;
 use super::years;
 use crate::spec::civil::{days_in_month, weekday_from_days};
 
@@ -16,14 +19,6 @@ const DAY: i64 = 86_400;
 pub(super) const MIN_LOCAL: i64 = crate::spec::civil::days_from_civil(1, 1, 1) * DAY;
 /// 10000-01-01T00:00:00 in local seconds: searches end before it.
 pub(super) const END_LOCAL: i64 = crate::spec::civil::days_from_civil(years::LAST + 1, 1, 1) * DAY;
-
-/// Rotates a 7-bit weekday set right by `by` (0..7): bit j of the result is
-/// bit (j + by) % 7 of `set`.
-#[inline]
-pub(super) fn rotate_week(set: u8, by: u32) -> u64 {
-    let set = u64::from(set);
-    ((set >> by) | (set << (7 - by))) & 0x7f
-}
 
 /// The first set bit `>= from`, if any.
 #[inline]
