@@ -2,3 +2,5 @@
 //! property tests. Each scenario lives in its own file under `tests/`.
 
 pub mod specgen;
+pub mod accounting;
+pub mod golden;

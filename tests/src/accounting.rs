@@ -1,0 +1,282 @@
+//! An independent check of the accounting identity and of fire-id
+//! uniqueness, reconstructed only from the command stream and the public
+//! getters (never from engine internals).
+//!
+//! The observer is told when a schedule starts a grid (creation, or an
+//! upsert that recomputes the cursor) and when it is removed; it then
+//! watches every `Fire` and `FireSkipped`. [`Accounting::check`] asserts,
+//! for every schedule, that every grid boundary from the start of each grid
+//! up to the cursor was fired or skipped **exactly once** (a buffered grid
+//! fire is the one allowed gap while it waits), and that no fire id was
+//! emitted twice.
+
+use chime_core::spec::{Spec, SpecOptions};
+use chime_core::{Command, EngineConfig, Event, ScheduleDef, ScheduleStatus, Timestamp};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The boundaries of one spec.
+#[derive(Clone, Debug)]
+pub enum Grid {
+    /// `@every`: `offset + k · period`.
+    Every {
+        /// Cadence (ms).
+        period: i64,
+        /// Phase (ms, `0..period`).
+        offset: i64,
+    },
+    /// Anything else: walked with `Spec::next_after`.
+    Walk(Box<Spec>),
+}
+
+impl Grid {
+    /// The grid of a definition under `config`.
+    pub fn of(def: &ScheduleDef, config: &EngineConfig) -> Grid {
+        let opts = SpecOptions {
+            tz: def.tz.clone(),
+            dst: def.dst,
+            min_interval_ms: config.min_interval_ms,
+            horizon_years: config.horizon_years,
+        };
+        let spec = Spec::parse(&def.spec, &opts).expect("a valid spec");
+        if def.spec.trim_start().to_ascii_lowercase().starts_with("@every") {
+            let a = spec.next_after(Timestamp::MIN).unwrap().as_millis();
+            let b = spec.next_after(Timestamp::from_millis(a).unwrap()).unwrap();
+            let period = b.as_millis() - a;
+            return Grid::Every {
+                period,
+                offset: a.rem_euclid(period),
+            };
+        }
+        Grid::Walk(Box::new(spec))
+    }
+
+    fn on_grid(&self, b: i64) -> bool {
+        match self {
+            Grid::Every { period, offset } => (b - offset).rem_euclid(*period) == 0,
+            Grid::Walk(spec) => {
+                let before = Timestamp::from_millis(b - 1).unwrap();
+                spec.next_after(before).map(|t| t.as_millis()) == Some(b)
+            }
+        }
+    }
+
+    fn next(&self, b: i64) -> i64 {
+        match self {
+            Grid::Every { period, .. } => b + period,
+            Grid::Walk(spec) => spec
+                .next_after(Timestamp::from_millis(b).unwrap())
+                .map_or(i64::MAX, |t| t.as_millis()),
+        }
+    }
+
+    /// Boundaries in `[from, to]` (both on the grid, `from <= to`).
+    fn count_incl(&self, from: i64, to: i64) -> u64 {
+        match self {
+            Grid::Every { period, .. } => ((to - from) / period + 1) as u64,
+            Grid::Walk(_) => {
+                let (mut n, mut b) = (0, from);
+                while b <= to {
+                    n += 1;
+                    b = self.next(b);
+                }
+                n
+            }
+        }
+    }
+}
+
+/// One grid of one schedule: from `start` to `end` (exclusive; `None` =
+/// the current cursor).
+#[derive(Debug)]
+struct Segment {
+    grid: Grid,
+    start: i64,
+    end: Option<i64>,
+    /// Exactly known boundary runs `[first, last]` (fires are `[b, b]`).
+    runs: Vec<(i64, i64, u64)>,
+    /// Skips whose run was not contiguous: only their count is known.
+    loose: u64,
+}
+
+#[derive(Debug)]
+struct Sched {
+    segments: Vec<Segment>,
+    grid_fires: u64,
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct Accounting {
+    schedules: BTreeMap<String, Sched>,
+    grid_ids: BTreeSet<String>,
+    /// Manual/backfill ids per incarnation of a name.
+    extra_ids: BTreeSet<(String, u64, String)>,
+    incarnation: BTreeMap<String, u64>,
+    /// Fires seen (all kinds).
+    pub fires: u64,
+    /// Grid boundaries seen skipped.
+    pub skipped: u64,
+}
+
+impl Accounting {
+    /// A schedule was created, or an upsert recomputed its cursor: a new
+    /// grid starts at `start` (the reply's `nextFire`). `old_cursor` is the
+    /// cursor just before the upsert (ends the previous grid).
+    pub fn start_grid(&mut self, name: &str, grid: Grid, start: i64, old_cursor: Option<i64>) {
+        let s = self.schedules.entry(name.to_owned()).or_insert(Sched {
+            segments: Vec::new(),
+            grid_fires: 0,
+        });
+        if let Some(last) = s.segments.last_mut()
+            && last.end.is_none()
+        {
+            let end = old_cursor.unwrap_or_else(|| {
+                let top = last.runs.iter().map(|r| r.1).max();
+                top.map_or(last.start, |t| last.grid.next(t))
+            });
+            last.end = Some(end);
+        }
+        assert!(grid.on_grid(start), "{name}: start {start} not on its grid");
+        s.segments.push(Segment {
+            grid,
+            start,
+            end: None,
+            runs: Vec::new(),
+            loose: 0,
+        });
+    }
+
+    /// The schedule was removed: forget it (a later one of the same name
+    /// is a new incarnation).
+    pub fn removed(&mut self, name: &str) {
+        self.schedules.remove(name);
+        *self.incarnation.entry(name.to_owned()).or_default() += 1;
+    }
+
+    /// Whether `name` is tracked.
+    pub fn tracks(&self, name: &str) -> bool {
+        self.schedules.contains_key(name)
+    }
+
+    fn segment(&mut self, name: &str, b: i64) -> &mut Segment {
+        let s = self
+            .schedules
+            .get_mut(name)
+            .unwrap_or_else(|| panic!("{name}: command for an untracked schedule"));
+        s.segments
+            .iter_mut()
+            .rev()
+            .find(|g| g.start <= b)
+            .unwrap_or_else(|| panic!("{name}: boundary {b} before its first grid"))
+    }
+
+    /// Watches one command.
+    pub fn observe(&mut self, cmd: &Command) {
+        match cmd {
+            Command::Fire(f) => {
+                self.fires += 1;
+                let id = f.fire_id.to_string();
+                assert!(f.due_at >= f.nominal && f.fired_at >= f.due_at, "{id}: times");
+                if f.fire_id.extra.is_some() {
+                    let inc = self.incarnation.get(&f.schedule).copied().unwrap_or(0);
+                    let fresh = self.extra_ids.insert((f.schedule.clone(), inc, id.clone()));
+                    assert!(fresh, "fire id {id} emitted twice");
+                    return;
+                }
+                assert!(self.grid_ids.insert(id.clone()), "fire id {id} emitted twice");
+                let b = f.nominal.as_millis();
+                self.schedules.get_mut(&f.schedule).unwrap().grid_fires += 1;
+                let seg = self.segment(&f.schedule, b);
+                assert!(seg.grid.on_grid(b), "{id}: not on the grid");
+                seg.runs.push((b, b, 1));
+            }
+            Command::Event(Event::FireSkipped {
+                schedule,
+                count,
+                first,
+                last,
+                ..
+            }) => {
+                self.skipped += count;
+                let (first, last) = (first.as_millis(), last.as_millis());
+                let seg = self.segment(schedule, first);
+                assert!(seg.grid.on_grid(first) && seg.grid.on_grid(last));
+                assert!(first <= last && *count >= 1);
+                let span = seg.grid.count_incl(first, last);
+                assert!(*count <= span, "{schedule}: {count} skips in a run of {span}");
+                if *count == span {
+                    seg.runs.push((first, last, span));
+                } else {
+                    seg.loose += count;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Checks every tracked schedule against the engine's cursor.
+    pub fn check(&mut self, engine: &chime_core::Engine) {
+        for (name, s) in &mut self.schedules {
+            let info = engine
+                .schedule(name)
+                .unwrap_or_else(|| panic!("{name}: tracked but missing"));
+            let mut missing = 0u64;
+            let n_seg = s.segments.len();
+            for (i, seg) in s.segments.iter_mut().enumerate() {
+                seg.runs.sort_unstable();
+                for w in seg.runs.windows(2) {
+                    assert!(
+                        w[1].0 > w[0].1,
+                        "{name}: boundaries {:?} and {:?} accounted twice",
+                        w[0],
+                        w[1]
+                    );
+                }
+                let open = i + 1 == n_seg;
+                let end = match (seg.end, open, info.next_nominal) {
+                    (Some(e), _, _) => e,
+                    (None, true, Some(c)) => c.as_millis(),
+                    // Completed: everything up to the last accounted boundary.
+                    _ => seg
+                        .runs
+                        .last()
+                        .map_or(seg.start, |r| seg.grid.next(r.1)),
+                };
+                if let Some(r) = seg.runs.last() {
+                    assert!(r.1 < end, "{name}: boundary {} at/after cursor {end}", r.1);
+                }
+                if let Some(r) = seg.runs.first() {
+                    assert!(r.0 >= seg.start);
+                }
+                let expected = if end > seg.start {
+                    seg.grid.count_incl(seg.start, end - 1)
+                } else {
+                    0
+                };
+                let got: u64 = seg.runs.iter().map(|r| r.2).sum::<u64>() + seg.loose;
+                assert!(
+                    got <= expected,
+                    "{name}: {got} accounted for {expected} boundaries in [{}, {end})",
+                    seg.start
+                );
+                missing += expected - got;
+            }
+            let buffered = u64::from(info.buffered);
+            assert!(
+                missing <= buffered,
+                "{name}: {missing} boundaries before the cursor neither fired nor skipped \
+                 (buffered: {}) status {:?}",
+                info.buffered,
+                info.status
+            );
+            let every = info.def.spec.trim_start().starts_with("@every");
+            if info.status == ScheduleStatus::Completed
+                && info.def.end_at.is_none()
+                && every
+                && let Some(max) = info.def.max_fires
+            {
+                assert!(s.grid_fires >= max, "{name}: completed before max_fires");
+            }
+        }
+    }
+}
