@@ -275,6 +275,7 @@ mod tests {
         };
         Schedule {
             name: "s".into(),
+            queue: "q".into(),
             spec: Spec::parse(spec, &SpecOptions::default()).unwrap(),
             def,
             version: 1,

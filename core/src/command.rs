@@ -5,6 +5,7 @@ use crate::ids::{Epoch, FireId, JobId};
 use crate::payload::{Headers, Payload};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One output. Serialized externally tagged, camelCase.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,11 +20,11 @@ pub enum Command {
         /// The fire.
         fire: FireId,
         /// External queue.
-        queue: String,
+        queue: Arc<str>,
         /// Payload.
         payload: Payload,
-        /// Idempotency key (the fire id for scheduled fires).
-        key: String,
+        /// Idempotency key: the fire id (serialized as its string).
+        key: FireId,
         /// Headers.
         headers: Headers,
         /// Leader epoch; stores reject a stale one.
@@ -54,7 +55,7 @@ pub struct Fire {
     /// Deterministic id (`<schedule>@<nominal_ms>` for scheduled fires).
     pub fire_id: FireId,
     /// Schedule name.
-    pub schedule: String,
+    pub schedule: Arc<str>,
     /// Definition version that fired.
     pub version: u64,
     /// The grid boundary.
@@ -68,7 +69,7 @@ pub struct Fire {
     /// Leader epoch (0 standalone).
     pub epoch: Epoch,
     /// Target queue.
-    pub queue: String,
+    pub queue: Arc<str>,
     /// The job created in a local queue (`None` for external queues).
     pub job: Option<JobId>,
 }

@@ -116,14 +116,14 @@ impl Engine {
         let (mode, lease_ms) = (cfg.mode, cfg.lease_ms);
         let mut fire = Fire {
             fire_id: id.clone(),
-            schedule: s.name.to_string(),
+            schedule: s.name.clone(),
             version: s.version,
             nominal: id.nominal,
             due_at,
             fired_at: now,
             reason,
             epoch,
-            queue: target.queue.clone(),
+            queue: s.queue.clone(),
             job: None,
         };
         let grid = id.extra.is_none();
@@ -132,9 +132,9 @@ impl Engine {
         if mode == QueueMode::External {
             let enqueue = Command::Enqueue {
                 fire: id.clone(),
-                queue: target.queue.clone(),
+                queue: s.queue.clone(),
                 payload: target.payload.clone(),
-                key: id.to_string(),
+                key: id.clone(),
                 headers: target.headers.clone(),
                 epoch,
             };

@@ -4,12 +4,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// A JSON value kept verbatim: the engine never re-formats it, so payloads
 /// round-trip through snapshots and journals exactly, floats and all.
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Payload(Box<RawValue>);
+///
+/// Shared, not copied: a schedule's payload goes out with every fire, so a
+/// clone is a reference-count increment. Serializes as the JSON itself.
+#[derive(Clone)]
+pub struct Payload(Arc<RawValue>);
 
 /// String headers attached to a job (ordered, so snapshots are canonical).
 pub type Headers = BTreeMap<String, String>;
@@ -17,7 +20,7 @@ pub type Headers = BTreeMap<String, String>;
 impl Payload {
     /// Parses JSON text; the text is kept as given.
     pub fn from_json(text: &str) -> Result<Payload, serde_json::Error> {
-        Ok(Payload(RawValue::from_string(text.to_owned())?))
+        Ok(Payload(RawValue::from_string(text.to_owned())?.into()))
     }
 
     /// The JSON `null`.
@@ -36,6 +39,18 @@ impl Payload {
     }
 }
 
+impl Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Payload(Box::<RawValue>::deserialize(d)?.into()))
+    }
+}
+
 impl Default for Payload {
     fn default() -> Self {
         Payload::null()
@@ -44,7 +59,7 @@ impl Default for Payload {
 
 impl PartialEq for Payload {
     fn eq(&self, other: &Self) -> bool {
-        self.as_json() == other.as_json()
+        Arc::ptr_eq(&self.0, &other.0) || self.as_json() == other.as_json()
     }
 }
 

@@ -62,6 +62,8 @@ pub(crate) struct Rare {
 pub(crate) struct Schedule {
     /// Shared with fire ids and the due index.
     pub name: Arc<str>,
+    /// `def.target.queue`, shared with every fire.
+    pub queue: Arc<str>,
     /// The definition as last upserted.
     pub def: ScheduleDef,
     /// Parsed from `def` (never serialized).

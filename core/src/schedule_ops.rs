@@ -48,6 +48,7 @@ impl Engine {
             || old.def.start_at != def.start_at
             || old.status == ScheduleStatus::Completed;
         let mut s = Schedule {
+            queue: def.target.queue.as_str().into(),
             def,
             spec,
             ..old.clone()
@@ -140,6 +141,7 @@ impl Engine {
         }
         let mut s = Schedule {
             name: def.name.as_str().into(),
+            queue: def.target.queue.as_str().into(),
             status: if def.paused {
                 ScheduleStatus::Paused
             } else {

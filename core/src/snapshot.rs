@@ -156,6 +156,7 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
     });
     let mut s = Schedule {
         name: st.def.name.as_str().into(),
+        queue: st.def.target.queue.as_str().into(),
         def: st.def,
         spec,
         version: st.version,

@@ -42,10 +42,7 @@ fn enqueue_command_and_settlement() {
         panic!("{cmds:?}")
     };
     assert_eq!((&f.fire_id, f.job), (&id, None));
-    assert_eq!(
-        (fire, queue.as_str(), key.as_str()),
-        (&id, "nats", id.to_string().as_str())
-    );
+    assert_eq!((fire, &**queue, key), (&id, "nats", &id));
     assert_eq!(payload.as_json(), r#"{"full": true}"#);
     assert_eq!(epoch.0, 0);
     assert_eq!(
