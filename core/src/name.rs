@@ -57,7 +57,11 @@ mod tests {
             ("a@b", "invalid_name"),
             ("__chime_x", "reserved_name"),
         ] {
-            assert_eq!(validate("queue", bad, 128).unwrap_err().code(), code, "{bad:?}");
+            assert_eq!(
+                validate("queue", bad, 128).unwrap_err().code(),
+                code,
+                "{bad:?}"
+            );
         }
         assert!(validate("queue", &"x".repeat(129), 128).is_err());
         assert!(validate("queue", &"x".repeat(128), 128).is_ok());

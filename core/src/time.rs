@@ -127,7 +127,9 @@ mod tests {
         assert_eq!(Timestamp::from_millis(0).unwrap(), Timestamp::MIN);
         assert_eq!(Timestamp::MAX.to_string(), "9999-12-31T23:59:59.999Z");
         assert_eq!(
-            Timestamp::from_millis(1_772_953_200_000).unwrap().to_string(),
+            Timestamp::from_millis(1_772_953_200_000)
+                .unwrap()
+                .to_string(),
             "2026-03-08T07:00:00.000Z"
         );
     }
