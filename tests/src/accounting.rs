@@ -38,7 +38,12 @@ impl Grid {
             horizon_years: config.horizon_years,
         };
         let spec = Spec::parse(&def.spec, &opts).expect("a valid spec");
-        if def.spec.trim_start().to_ascii_lowercase().starts_with("@every") {
+        if def
+            .spec
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("@every")
+        {
             let a = spec.next_after(Timestamp::MIN).unwrap().as_millis();
             let b = spec.next_after(Timestamp::from_millis(a).unwrap()).unwrap();
             let period = b.as_millis() - a;
@@ -146,6 +151,21 @@ impl Accounting {
         });
     }
 
+    /// An upsert completed the schedule while recomputing its grid: the
+    /// current grid ends at `old_cursor` (or after its last boundary).
+    pub fn end_grid(&mut self, name: &str, old_cursor: Option<i64>) {
+        if let Some(last) = self
+            .schedules
+            .get_mut(name)
+            .and_then(|s| s.segments.last_mut())
+            .filter(|g| g.end.is_none())
+        {
+            let top = last.runs.iter().map(|r| r.1).max();
+            let end = old_cursor.unwrap_or_else(|| top.map_or(last.start, |t| last.grid.next(t)));
+            last.end = Some(end);
+        }
+    }
+
     /// The schedule was removed: forget it (a later one of the same name
     /// is a new incarnation).
     pub fn removed(&mut self, name: &str) {
@@ -176,14 +196,22 @@ impl Accounting {
             Command::Fire(f) => {
                 self.fires += 1;
                 let id = f.fire_id.to_string();
-                assert!(f.due_at >= f.nominal && f.fired_at >= f.due_at, "{id}: times");
+                assert!(
+                    f.due_at >= f.nominal && f.fired_at >= f.due_at,
+                    "{id}: times"
+                );
                 if f.fire_id.extra.is_some() {
                     let inc = self.incarnation.get(&*f.schedule).copied().unwrap_or(0);
-                    let fresh = self.extra_ids.insert((f.schedule.to_string(), inc, id.clone()));
+                    let fresh = self
+                        .extra_ids
+                        .insert((f.schedule.to_string(), inc, id.clone()));
                     assert!(fresh, "fire id {id} emitted twice");
                     return;
                 }
-                assert!(self.grid_ids.insert(id.clone()), "fire id {id} emitted twice");
+                assert!(
+                    self.grid_ids.insert(id.clone()),
+                    "fire id {id} emitted twice"
+                );
                 let b = f.nominal.as_millis();
                 self.schedules.get_mut(&*f.schedule).unwrap().grid_fires += 1;
                 let seg = self.segment(&f.schedule, b);
@@ -203,7 +231,10 @@ impl Accounting {
                 assert!(seg.grid.on_grid(first) && seg.grid.on_grid(last));
                 assert!(first <= last && *count >= 1);
                 let span = seg.grid.count_incl(first, last);
-                assert!(*count <= span, "{schedule}: {count} skips in a run of {span}");
+                assert!(
+                    *count <= span,
+                    "{schedule}: {count} skips in a run of {span}"
+                );
                 if *count == span {
                     seg.runs.push((first, last, span));
                 } else {
@@ -237,10 +268,7 @@ impl Accounting {
                     (Some(e), _, _) => e,
                     (None, true, Some(c)) => c.as_millis(),
                     // Completed: everything up to the last accounted boundary.
-                    _ => seg
-                        .runs
-                        .last()
-                        .map_or(seg.start, |r| seg.grid.next(r.1)),
+                    _ => seg.runs.last().map_or(seg.start, |r| seg.grid.next(r.1)),
                 };
                 if let Some(r) = seg.runs.last() {
                     assert!(r.1 < end, "{name}: boundary {} at/after cursor {end}", r.1);

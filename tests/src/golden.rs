@@ -176,5 +176,9 @@ pub fn check_file(path: &std::path::Path) {
     assert_eq!(replayed.commands, run.commands, "{path:?}: replay differs");
     let snap = run.engine.snapshot().to_json();
     let back = Engine::restore(Snapshot::from_json(&snap).unwrap()).unwrap();
-    assert_eq!(back.snapshot().to_json(), snap, "{path:?}: snapshot round trip");
+    assert_eq!(
+        back.snapshot().to_json(),
+        snap,
+        "{path:?}: snapshot round trip"
+    );
 }
