@@ -179,9 +179,27 @@ pub(crate) fn walk<M: CivilMatcher + ?Sized>(
         if seg.end <= u || seg.end == i64::MAX {
             return None;
         }
-        u = seg.end;
+        u = skip_ahead(m, zone, seg.end, last)?;
     }
     None
+}
+
+/// Where the walk may resume after a segment without a match: a sparse spec
+/// (`0 0 29 2 *`) would otherwise search every DST segment on the way to its
+/// next match. Any occurrence at UTC `x >= u` comes from a civil match `c`
+/// with `c >= u + min_offset` and `x >= c - max_offset` (a gap shift lands
+/// on the transition, which is after `c - max_offset` too), so the first
+/// civil match `cand` from `u + min_offset` bounds `x >= cand - max_offset`.
+fn skip_ahead<M: CivilMatcher + ?Sized>(
+    m: &M,
+    zone: &ZoneTable,
+    u: i64,
+    last: i64,
+) -> Option<i64> {
+    let (lo, hi) = zone.offset_range();
+    let (lo, hi) = (i64::from(lo), i64::from(hi));
+    let cand = m.next_civil(u + lo, last.saturating_add(1).saturating_add(hi))?;
+    Some(u.max(cand - hi))
 }
 
 /// Searches UTC seconds `[u, min(seg.end, last + 1))` of one segment, where

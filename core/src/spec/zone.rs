@@ -73,6 +73,9 @@ pub struct ZoneTable {
     /// Whether the last tabulated segment lasts forever (no later
     /// transitions); otherwise segments from its start on come from jiff.
     complete: bool,
+    /// Smallest and largest offset the zone ever uses (bounds civil time
+    /// of any instant: `utc + min <= local <= utc + max`).
+    offset_range: (i32, i32),
 }
 
 impl ZoneTable {
@@ -108,6 +111,7 @@ impl ZoneTable {
                 starts: vec![i64::MIN],
                 offsets: vec![0],
                 complete: true,
+                offset_range: (0, 0),
             })
         }))
     }
@@ -131,18 +135,28 @@ impl ZoneTable {
         }
         assert_eq!(starts.len(), offsets.len());
         assert!(starts.windows(2).all(|w| w[0] < w[1]), "sorted transitions");
+        // Past the table jiff applies the zone's final rule, whose offsets
+        // the table's last years already contain.
+        let lo = offsets.iter().copied().min().unwrap_or(0);
+        let hi = offsets.iter().copied().max().unwrap_or(0);
         ZoneTable {
             name,
             tz,
             starts,
             offsets,
             complete,
+            offset_range: (lo, hi),
         }
     }
 
     /// The canonical IANA name, e.g. `America/New_York`, or `UTC`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The smallest and largest UTC offset (seconds) the zone uses.
+    pub fn offset_range(&self) -> (i32, i32) {
+        self.offset_range
     }
 
     /// Whether the zone never changes offset (UTC and fixed zones).
