@@ -190,12 +190,7 @@ pub(crate) fn walk<M: CivilMatcher + ?Sized>(
 /// with `c >= u + min_offset` and `x >= c - max_offset` (a gap shift lands
 /// on the transition, which is after `c - max_offset` too), so the first
 /// civil match `cand` from `u + min_offset` bounds `x >= cand - max_offset`.
-fn skip_ahead<M: CivilMatcher + ?Sized>(
-    m: &M,
-    zone: &ZoneTable,
-    u: i64,
-    last: i64,
-) -> Option<i64> {
+fn skip_ahead<M: CivilMatcher + ?Sized>(m: &M, zone: &ZoneTable, u: i64, last: i64) -> Option<i64> {
     let (lo, hi) = zone.offset_range();
     let (lo, hi) = (i64::from(lo), i64::from(hi));
     let cand = m.next_civil(u + lo, last.saturating_add(1).saturating_add(hi))?;
