@@ -75,8 +75,8 @@ impl Engine {
                 continue;
             };
             let s = self.schedules.at_mut(idx);
-            if let Some(pos) = s.in_flight.iter().position(|f| f.job == Some(job)) {
-                s.in_flight.remove(pos);
+            if let Some(pos) = s.in_flight().iter().position(|f| f.job == Some(job)) {
+                s.remove_in_flight(pos);
                 self.note_released(idx);
             }
         }
@@ -93,11 +93,10 @@ impl Engine {
                 .expect("unsettled fire has a schedule");
             let s = self.schedules.at_mut(idx);
             let pos = s
-                .in_flight
+                .in_flight()
                 .iter()
                 .position(|f| f.fire == fire && f.deadline.is_some());
-            s.in_flight
-                .remove(pos.expect("unsettled fire is in flight"));
+            s.remove_in_flight(pos.expect("unsettled fire is in flight"));
             self.out.event(Event::FireUnsettled { fire });
             self.note_released(idx);
         }
@@ -106,7 +105,7 @@ impl Engine {
     /// Called when an in-flight fire of `idx` ended.
     pub(crate) fn note_released(&mut self, idx: u32) {
         let s = self.schedules.at(idx);
-        if s.in_flight.is_empty() && s.buffered().is_some() {
+        if s.in_flight().is_empty() && s.buffered().is_some() {
             let name = s.name.clone();
             self.schedules.ready.insert(name);
         }
@@ -125,7 +124,7 @@ impl Engine {
                 None => s.due_of(seed, id.nominal),
                 Some(_) => id.nominal,
             };
-            let track = s.def.overlap != Overlap::Allow;
+            let track = s.overlap != Overlap::Allow;
             let grid = id.extra.is_none();
             let nominal = id.nominal;
             if self
@@ -174,7 +173,7 @@ impl Engine {
         let c = s.cursor.expect("indexed schedule has a cursor");
         let next = s.next_boundary(c);
         let backlog = next.is_some_and(|n| s.due_of(seed, n) <= now);
-        let too_old = c.as_millis() < now.as_millis().saturating_sub(s.def.catchup.window_ms);
+        let too_old = c.as_millis() < now.as_millis().saturating_sub(s.catchup().window_ms);
         if s.status == ScheduleStatus::Paused || backlog || too_old {
             let planned = catchup::plan(s, seed, now, scan, &mut self.skips, &mut self.out);
             if planned == Planned::OutOfBudget {
@@ -190,7 +189,7 @@ impl Engine {
         } else {
             FireReason::Scheduled
         };
-        let (id, due_at, overlap) = (s.grid_fire_id(c), s.due_at, s.def.overlap);
+        let (id, due_at, overlap) = (s.grid_fire_id(c), s.due_at, s.overlap);
         s.n.processed += 1;
         let offer = self.offer(idx, id, due_at, reason, overlap);
         let s = self.schedules.at_mut(idx);

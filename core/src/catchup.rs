@@ -45,14 +45,7 @@ pub(crate) enum Planned {
 
 /// The cadence of an `@every` spec (its grid is arithmetic).
 pub(crate) fn every_ms(s: &Schedule) -> Option<i64> {
-    let text = s.def.spec.trim_start();
-    let head = text.get(..6)?;
-    if !head.eq_ignore_ascii_case("@every") {
-        return None;
-    }
-    let a = s.spec.next_after(Timestamp::MIN)?;
-    let b = s.spec.next_after(a)?;
-    Some(b.as_millis() - a.as_millis())
+    s.grid.every_ms
 }
 
 /// The boundaries from `from` (a boundary of `s`) with nominal `<= until`
@@ -72,7 +65,7 @@ pub(crate) fn walk_due(
         next: Some(from),
         complete: true,
     };
-    let until = match s.def.end_at {
+    let until = match s.end_at() {
         Some(end) if end <= until => match Timestamp::from_millis(end.as_millis() - 1) {
             Ok(t) => t,
             Err(_) => return empty,
@@ -164,7 +157,7 @@ pub(crate) fn plan(
             Planned::OutOfBudget
         };
     }
-    let cutoff = now.as_millis().saturating_sub(s.def.catchup.window_ms);
+    let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
     if c.as_millis() < cutoff {
         let until = Timestamp::from_millis(cutoff - 1).expect("cutoff > cursor >= 0");
         let span = walk_due(s, seed, c, until, now, budget);
@@ -190,7 +183,7 @@ fn cap(
     let Some(c) = s.cursor else {
         return Planned::Ready;
     };
-    let max = u64::from(s.def.catchup.max);
+    let max = u64::from(s.catchup().max);
     if let Some(step) = every_ms(s) {
         let span = walk_due(s, seed, c, now, now, budget);
         if span.count > max {
@@ -248,9 +241,10 @@ fn cap(
 mod tests {
     use super::*;
     use crate::command::{Command, Event};
-    use crate::schedule::Counters;
+    use crate::schedule::{Grid, GridKey};
     use crate::schedule_def::{Catchup, ScheduleDef, Target};
     use crate::spec::{Spec, SpecOptions};
+    use std::sync::Arc;
 
     fn sched(spec: &str, catchup: Catchup) -> Schedule {
         let def = ScheduleDef {
@@ -273,20 +267,9 @@ mod tests {
             overlap: Default::default(),
             catchup,
         };
-        Schedule {
-            name: "s".into(),
-            queue: "q".into(),
-            spec: Spec::parse(spec, &SpecOptions::default()).unwrap(),
-            def,
-            version: 1,
-            status: ScheduleStatus::Active,
-            cursor: None,
-            due_at: Timestamp::MIN,
-            n: Counters::default(),
-            last_epoch: None,
-            in_flight: vec![],
-            rare: None,
-        }
+        let spec = Spec::parse(spec, &SpecOptions::default()).unwrap();
+        let grid = Arc::new(Grid::new(GridKey::of(&def), spec));
+        Schedule::new(def, grid, "q".into())
     }
 
     fn t(ms: i64) -> Timestamp {

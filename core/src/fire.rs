@@ -38,7 +38,7 @@ impl Engine {
         overlap: Overlap,
     ) -> Offer {
         let s = self.schedules.at_mut(idx);
-        if !s.in_flight.is_empty() {
+        if !s.in_flight().is_empty() {
             match overlap {
                 Overlap::Skip => return Offer::Skipped,
                 Overlap::BufferOne if s.buffered().is_some() => return Offer::Skipped,
@@ -54,7 +54,7 @@ impl Engine {
                 Overlap::Allow | Overlap::CancelPrevious => {}
             }
         }
-        let previous = self.schedules.at(idx).in_flight.len();
+        let previous = self.schedules.at(idx).in_flight().len();
         match self.emit_fire(idx, id, due_at, reason, overlap != Overlap::Allow) {
             Ok(job) => {
                 if overlap == Overlap::CancelPrevious {
@@ -71,7 +71,7 @@ impl Engine {
     fn cancel_previous(&mut self, idx: u32, previous: usize, new_job: Option<JobId>) {
         let now = self.clock;
         let s = self.schedules.at_mut(idx);
-        let old: Vec<InFlight> = s.in_flight.drain(..previous).collect();
+        let old = s.drain_in_flight(previous);
         for f in old {
             match (f.job, f.deadline) {
                 (Some(job), _) if Some(job) != new_job => {
@@ -83,8 +83,7 @@ impl Engine {
                 (Some(job), _) => self
                     .schedules
                     .at_mut(idx)
-                    .in_flight
-                    .insert(0, f_with(job, f.fire)),
+                    .insert_in_flight_first(f_with(job, f.fire)),
                 (None, Some(d)) => {
                     self.schedules.unsettled.remove(&(d, f.fire));
                 }
@@ -108,11 +107,10 @@ impl Engine {
         let epoch = self.leadership.epoch(self.config.standalone);
         let limits = &self.config.limits;
         let s = self.schedules.at(idx);
-        let target = &s.def.target;
-        if self.queues.config(&target.queue).is_none() {
-            self.queues.ensure(&target.queue, limits, &mut self.out)?;
+        if self.queues.config(&s.queue).is_none() {
+            self.queues.ensure(&s.queue, limits, &mut self.out)?;
         }
-        let cfg = self.queues.config(&target.queue).expect("ensured");
+        let cfg = self.queues.config(&s.queue).expect("ensured");
         let (mode, lease_ms) = (cfg.mode, cfg.lease_ms);
         let mut fire = Fire {
             fire_id: id.clone(),
@@ -133,9 +131,9 @@ impl Engine {
             let enqueue = Command::Enqueue {
                 fire: id.clone(),
                 queue: s.queue.clone(),
-                payload: target.payload.clone(),
+                payload: s.payload.clone(),
                 key: id.clone(),
-                headers: target.headers.clone(),
+                headers: s.headers().clone(),
                 epoch,
             };
             self.out.push(Command::Fire(fire));
@@ -151,14 +149,14 @@ impl Engine {
             }
         } else {
             let req = EnqueueRequest {
-                queue: target.queue.clone(),
-                payload: target.payload.clone(),
+                queue: s.queue.to_string(),
+                payload: s.payload.clone(),
                 key: Some(id.to_string()),
                 run_at: None,
                 delay_ms: None,
-                priority: target.priority,
-                max_attempts: target.max_attempts,
-                headers: target.headers.clone(),
+                priority: s.priority,
+                max_attempts: s.max_attempts(),
+                headers: s.headers().clone(),
             };
             let (j, _) =
                 self.queues
@@ -169,7 +167,7 @@ impl Engine {
             self.out.append(&mut self.scratch);
             let live = self.queues.job_state(j).is_some_and(|st| !st.is_terminal());
             let s = self.schedules.at(idx);
-            if track && live && !s.in_flight.iter().any(|f| f.job == Some(j)) {
+            if track && live && !s.in_flight().iter().any(|f| f.job == Some(j)) {
                 tracked = Some(f_with(j, id));
             }
         }
@@ -177,7 +175,9 @@ impl Engine {
         s.n.fires += 1;
         s.n.grid_fires += u64::from(grid);
         s.last_epoch = Some(epoch);
-        s.in_flight.extend(tracked);
+        if let Some(f) = tracked {
+            s.push_in_flight(f);
+        }
         Ok(job)
     }
 }

@@ -1,5 +1,6 @@
-//! Runtime state of one schedule: its definition, parsed spec, cursor,
-//! counters, in-flight fires and buffered fire.
+//! Runtime state of one schedule: its definition (kept compactly: see
+//! [`Schedule`]), parsed spec, cursor, counters, in-flight fires and
+//! buffered fire.
 //!
 //! The cursor is the next unprocessed boundary. Everything before it was
 //! fired or skipped exactly once (the accounting identity); `processed`
@@ -10,8 +11,9 @@
 use crate::command::{Event, Output};
 use crate::det;
 use crate::ids::{Epoch, FireId, JobId};
-use crate::schedule_def::{ScheduleDef, ScheduleInfo, ScheduleStatus};
-use crate::spec::Spec;
+use crate::payload::{Headers, Payload};
+use crate::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
+use crate::spec::{DstPolicy, Spec};
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -48,50 +50,362 @@ pub(crate) struct InFlight {
     pub deadline: Option<Timestamp>,
 }
 
-/// Rarely set state, boxed so that most schedules pay one pointer for it.
+/// A parsed spec with the text, zone and DST policy it came from. Interned
+/// by [`Schedules`](crate::schedules::Schedules): schedules with the same
+/// `(spec, tz, dst)` share one, so the common case pays a pointer for it.
+#[derive(Debug)]
+pub(crate) struct Grid {
+    /// What it was parsed from (the interning key).
+    pub key: GridKey,
+    /// The parsed spec.
+    pub spec: Spec,
+    /// The cadence of an `@every` spec (an arithmetic grid), for catch-up.
+    pub every_ms: Option<i64>,
+}
+
+/// `(spec text, tz, dst)` as given in the definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GridKey {
+    /// `ScheduleDef::spec`, verbatim.
+    pub text: Box<str>,
+    /// `ScheduleDef::tz`, verbatim.
+    pub tz: Option<Box<str>>,
+    /// `ScheduleDef::dst`.
+    pub dst: DstPolicy,
+}
+
+impl GridKey {
+    /// The key of a definition.
+    pub fn of(def: &ScheduleDef) -> GridKey {
+        GridKey {
+            text: def.spec.as_str().into(),
+            tz: def.tz.as_deref().map(Into::into),
+            dst: def.dst,
+        }
+    }
+
+    fn order(&self) -> (&str, Option<&str>, u8) {
+        let gap = self.dst.gap.map_or(0, |g| 1 + g as u8);
+        let fold = self.dst.fold.map_or(0, |f| 1 + f as u8);
+        (&self.text, self.tz.as_deref(), gap * 8 + fold)
+    }
+
+    /// Whether `def` has this spec, zone and DST policy.
+    pub fn matches(&self, def: &ScheduleDef) -> bool {
+        *self.text == *def.spec && self.tz.as_deref() == def.tz.as_deref() && self.dst == def.dst
+    }
+}
+
+impl PartialOrd for GridKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for GridKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
+impl Grid {
+    /// A grid for `key`, parsed as `spec`.
+    pub fn new(key: GridKey, spec: Spec) -> Grid {
+        let every_ms = every_ms(&key.text, &spec);
+        Grid {
+            key,
+            spec,
+            every_ms,
+        }
+    }
+}
+
+/// The cadence of an `@every` spec (its grid is arithmetic).
+fn every_ms(text: &str, spec: &Spec) -> Option<i64> {
+    let head = text.trim_start().get(..6)?;
+    if !head.eq_ignore_ascii_case("@every") {
+        return None;
+    }
+    let a = spec.next_after(Timestamp::MIN)?;
+    let b = spec.next_after(a)?;
+    Some(b.as_millis() - a.as_millis())
+}
+
+/// The parts of a schedule most never set, boxed together so that most
+/// schedules pay one pointer for all of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Rare {
+pub(crate) struct Extras {
+    /// `ScheduleDef::start_at`.
+    pub start_at: Option<Timestamp>,
+    /// `ScheduleDef::end_at`.
+    pub end_at: Option<Timestamp>,
+    /// `ScheduleDef::max_fires`.
+    pub max_fires: Option<u64>,
+    /// `ScheduleDef::target.max_attempts`.
+    pub max_attempts: Option<u32>,
+    /// `ScheduleDef::target.headers`.
+    pub headers: Headers,
+    /// `ScheduleDef::catchup` when not the default.
+    pub catchup: Option<Catchup>,
     /// Note given with `PauseSchedule`.
     pub pause_note: Option<String>,
     /// The `buffer_one` fire waiting for the running one to end.
     pub buffered: Option<FireId>,
+    /// Fires in flight (only tracked for policies other than `allow`, and
+    /// for fires whose own policy was not `allow`).
+    pub in_flight: Vec<InFlight>,
 }
 
-/// One schedule.
+static NO_HEADERS: Headers = Headers::new();
+
+/// One schedule. The definition is not stored as a [`ScheduleDef`]: its
+/// parts are kept once (names and specs shared, rare parts boxed) and
+/// [`Schedule::def`] rebuilds it for getters and snapshots.
 #[derive(Clone, Debug)]
 pub(crate) struct Schedule {
-    /// Shared with fire ids and the due index.
+    /// Shared with the name index and every fire id.
     pub name: Arc<str>,
-    /// `def.target.queue`, shared with every fire.
+    /// Spec, zone and DST policy (interned).
+    pub grid: Arc<Grid>,
+    /// Target queue (interned), shared with every fire.
     pub queue: Arc<str>,
-    /// The definition as last upserted.
-    pub def: ScheduleDef,
-    /// Parsed from `def` (never serialized).
-    pub spec: Spec,
+    /// Target payload, shared with every fire.
+    pub payload: Payload,
     /// Definition version.
     pub version: u64,
-    /// Active, paused or completed.
-    pub status: ScheduleStatus,
     /// Next unprocessed boundary; `None` once completed.
     pub cursor: Option<Timestamp>,
     /// When the cursor is due (cursor + jitter); meaningless without a cursor.
     pub due_at: Timestamp,
+    /// Position of the name in name order (for the due index).
+    pub rank: u64,
     /// Counters.
     pub n: Counters,
     /// Epoch of the last fire.
     pub last_epoch: Option<Epoch>,
-    /// Fires in flight (only tracked for policies other than `allow`, and
-    /// for fires whose own policy was not `allow`).
-    pub in_flight: Vec<InFlight>,
-    /// Pause note and buffered fire.
-    pub rare: Option<Box<Rare>>,
+    /// `ScheduleDef::jitter_ms` (validated to `0..=86_400_000`).
+    pub jitter_ms: u32,
+    /// `ScheduleDef::target.priority`.
+    pub priority: i32,
+    /// `ScheduleDef::overlap`.
+    pub overlap: Overlap,
+    /// `ScheduleDef::paused` (the definition, not the runtime status).
+    pub paused: bool,
+    /// Active, paused or completed.
+    pub status: ScheduleStatus,
+    /// Rarely set parts.
+    pub x: Option<Box<Extras>>,
+}
+
+/// Definition and runtime parts of [`Schedule`] that live in [`Extras`].
+impl Schedule {
+    /// A new schedule (version 1, no cursor yet) from a validated
+    /// definition and its interned grid and queue name.
+    pub fn new(def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) -> Schedule {
+        let mut s = Schedule {
+            name: def.name.as_str().into(),
+            grid,
+            queue,
+            payload: Payload::null(),
+            version: 1,
+            cursor: None,
+            due_at: Timestamp::MIN,
+            rank: 0,
+            n: Counters::default(),
+            last_epoch: None,
+            jitter_ms: 0,
+            priority: 0,
+            overlap: Overlap::default(),
+            paused: false,
+            status: if def.paused {
+                ScheduleStatus::Paused
+            } else {
+                ScheduleStatus::Active
+            },
+            x: None,
+        };
+        s.set_def(def, s.grid.clone(), s.queue.clone());
+        s
+    }
+
+    /// Replaces the definition parts (not the runtime state).
+    pub fn set_def(&mut self, def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) {
+        debug_assert!(grid.key.matches(&def) && *queue == *def.target.queue);
+        self.grid = grid;
+        self.queue = queue;
+        self.payload = def.target.payload;
+        self.jitter_ms = u32::try_from(def.jitter_ms).expect("validated jitter");
+        self.priority = def.target.priority;
+        self.overlap = def.overlap;
+        self.paused = def.paused;
+        let x = self.x.get_or_insert_with(Box::default);
+        x.start_at = def.start_at;
+        x.end_at = def.end_at;
+        x.max_fires = def.max_fires;
+        x.max_attempts = def.target.max_attempts;
+        x.headers = def.target.headers;
+        x.catchup = (def.catchup != Catchup::default()).then_some(def.catchup);
+        self.shrink_extras();
+    }
+
+    /// The definition as last upserted (rebuilt from its parts).
+    pub fn def(&self) -> ScheduleDef {
+        let key = &self.grid.key;
+        ScheduleDef {
+            name: self.name.to_string(),
+            spec: key.text.to_string(),
+            tz: key.tz.as_deref().map(str::to_owned),
+            dst: key.dst,
+            target: Target {
+                queue: self.queue.to_string(),
+                payload: self.payload.clone(),
+                priority: self.priority,
+                max_attempts: self.max_attempts(),
+                headers: self.headers().clone(),
+            },
+            jitter_ms: i64::from(self.jitter_ms),
+            start_at: self.start_at(),
+            end_at: self.end_at(),
+            max_fires: self.max_fires(),
+            paused: self.paused,
+            overlap: self.overlap,
+            catchup: self.catchup(),
+        }
+    }
+
+    /// Whether `def` is the definition as last upserted.
+    pub fn same_def(&self, def: &ScheduleDef) -> bool {
+        *self.name == *def.name
+            && self.grid.key.matches(def)
+            && *self.queue == *def.target.queue
+            && self.payload == def.target.payload
+            && self.priority == def.target.priority
+            && self.max_attempts() == def.target.max_attempts
+            && *self.headers() == def.target.headers
+            && i64::from(self.jitter_ms) == def.jitter_ms
+            && self.start_at() == def.start_at
+            && self.end_at() == def.end_at
+            && self.max_fires() == def.max_fires
+            && self.paused == def.paused
+            && self.overlap == def.overlap
+            && self.catchup() == def.catchup
+    }
+
+    /// The parsed spec.
+    pub fn spec(&self) -> &Spec {
+        &self.grid.spec
+    }
+
+    /// `ScheduleDef::start_at`.
+    pub fn start_at(&self) -> Option<Timestamp> {
+        self.x.as_ref().and_then(|x| x.start_at)
+    }
+
+    /// `ScheduleDef::end_at`.
+    pub fn end_at(&self) -> Option<Timestamp> {
+        self.x.as_ref().and_then(|x| x.end_at)
+    }
+
+    /// `ScheduleDef::max_fires`.
+    pub fn max_fires(&self) -> Option<u64> {
+        self.x.as_ref().and_then(|x| x.max_fires)
+    }
+
+    /// `ScheduleDef::target.max_attempts`.
+    pub fn max_attempts(&self) -> Option<u32> {
+        self.x.as_ref().and_then(|x| x.max_attempts)
+    }
+
+    /// `ScheduleDef::target.headers`.
+    pub fn headers(&self) -> &Headers {
+        self.x.as_ref().map_or(&NO_HEADERS, |x| &x.headers)
+    }
+
+    /// `ScheduleDef::catchup`.
+    pub fn catchup(&self) -> Catchup {
+        self.x.as_ref().and_then(|x| x.catchup).unwrap_or_default()
+    }
+
+    /// Fires in flight.
+    pub fn in_flight(&self) -> &[InFlight] {
+        self.x.as_ref().map_or(&[], |x| &x.in_flight)
+    }
+
+    /// Adds an in-flight fire.
+    pub fn push_in_flight(&mut self, f: InFlight) {
+        self.x.get_or_insert_with(Box::default).in_flight.push(f);
+    }
+
+    /// Removes and returns the in-flight fire at `pos`.
+    pub fn remove_in_flight(&mut self, pos: usize) -> InFlight {
+        let x = self.x.as_mut().expect("in-flight fires live in extras");
+        let f = x.in_flight.remove(pos);
+        self.shrink_extras();
+        f
+    }
+
+    /// Removes and returns the first `n` in-flight fires.
+    pub fn drain_in_flight(&mut self, n: usize) -> Vec<InFlight> {
+        let Some(x) = self.x.as_mut() else {
+            return Vec::new();
+        };
+        let old = x.in_flight.drain(..n).collect();
+        self.shrink_extras();
+        old
+    }
+
+    /// Puts an in-flight fire first.
+    pub fn insert_in_flight_first(&mut self, f: InFlight) {
+        self.x
+            .get_or_insert_with(Box::default)
+            .in_flight
+            .insert(0, f);
+    }
+
+    /// Whether the buffered slot holds a fire.
+    pub fn buffered(&self) -> Option<&FireId> {
+        self.x.as_ref().and_then(|x| x.buffered.as_ref())
+    }
+
+    /// Takes the buffered fire.
+    pub fn take_buffered(&mut self) -> Option<FireId> {
+        let fire = self.x.as_mut()?.buffered.take();
+        self.shrink_extras();
+        fire
+    }
+
+    /// Sets the buffered fire.
+    pub fn set_buffered(&mut self, fire: FireId) {
+        self.x.get_or_insert_with(Box::default).buffered = Some(fire);
+    }
+
+    /// Sets or clears the pause note.
+    pub fn set_pause_note(&mut self, note: Option<String>) {
+        self.x.get_or_insert_with(Box::default).pause_note = note;
+        self.shrink_extras();
+    }
+
+    /// The pause note.
+    pub fn pause_note(&self) -> Option<&String> {
+        self.x.as_ref().and_then(|x| x.pause_note.as_ref())
+    }
+
+    fn shrink_extras(&mut self) {
+        if let Some(x) = self.x.as_deref_mut() {
+            if *x == Extras::default() {
+                self.x = None;
+            } else if x.in_flight.is_empty() && x.in_flight.capacity() > 0 {
+                x.in_flight = Vec::new();
+            }
+        }
+    }
 }
 
 impl Schedule {
     /// The boundary after `b` that belongs to the schedule (before `end_at`).
     pub fn next_boundary(&self, b: Timestamp) -> Option<Timestamp> {
-        let next = self.spec.next_after(b)?;
-        match self.def.end_at {
+        let next = self.spec().next_after(b)?;
+        match self.end_at() {
             Some(end) if next >= end => None,
             _ => Some(next),
         }
@@ -99,14 +413,14 @@ impl Schedule {
 
     /// The first boundary strictly after `t` and not before `start_at`.
     pub fn first_boundary_after(&self, t: Timestamp) -> Option<Timestamp> {
-        let from = match self.def.start_at {
+        let from = match self.start_at() {
             Some(start) if start.as_millis() - 1 > t.as_millis() => {
                 Timestamp::from_millis(start.as_millis() - 1).unwrap_or(t)
             }
             _ => t,
         };
-        let next = self.spec.next_after(from)?;
-        match self.def.end_at {
+        let next = self.spec().next_after(from)?;
+        match self.end_at() {
             Some(end) if next >= end => None,
             _ => Some(next),
         }
@@ -115,41 +429,7 @@ impl Schedule {
     /// When boundary `b` is due: `b` plus a deterministic jitter in
     /// `[0, jitter_ms]`, clamped to stay before the following boundary.
     pub fn due_of(&self, seed: u64, b: Timestamp) -> Timestamp {
-        due_of(&self.spec, &self.name, self.def.jitter_ms, seed, b)
-    }
-
-    /// Whether the buffered slot holds a fire.
-    pub fn buffered(&self) -> Option<&FireId> {
-        self.rare.as_ref().and_then(|r| r.buffered.as_ref())
-    }
-
-    /// Takes the buffered fire.
-    pub fn take_buffered(&mut self) -> Option<FireId> {
-        let fire = self.rare.as_mut()?.buffered.take();
-        self.shrink_rare();
-        fire
-    }
-
-    /// Sets the buffered fire.
-    pub fn set_buffered(&mut self, fire: FireId) {
-        self.rare.get_or_insert_with(Box::default).buffered = Some(fire);
-    }
-
-    /// Sets or clears the pause note.
-    pub fn set_pause_note(&mut self, note: Option<String>) {
-        self.rare.get_or_insert_with(Box::default).pause_note = note;
-        self.shrink_rare();
-    }
-
-    /// The pause note.
-    pub fn pause_note(&self) -> Option<&String> {
-        self.rare.as_ref().and_then(|r| r.pause_note.as_ref())
-    }
-
-    fn shrink_rare(&mut self) {
-        if self.rare.as_deref().is_some_and(|r| *r == Rare::default()) {
-            self.rare = None;
-        }
+        due_of(self.spec(), &self.name, i64::from(self.jitter_ms), seed, b)
     }
 
     /// Moves the cursor to `next` (the boundary after `from`, or `None` when
@@ -163,11 +443,7 @@ impl Schedule {
         seed: u64,
         out: &mut Output,
     ) -> bool {
-        let reason = if self
-            .def
-            .max_fires
-            .is_some_and(|max| self.n.grid_fires >= max)
-        {
+        let reason = if self.max_fires().is_some_and(|max| self.n.grid_fires >= max) {
             Some("max_fires")
         } else if next.is_none() {
             Some(self.end_reason(from))
@@ -190,7 +466,7 @@ impl Schedule {
 
     /// Why there is no boundary after `from`: `end_at` or `exhausted`.
     pub fn end_reason(&self, from: Timestamp) -> &'static str {
-        if self.def.end_at.is_some() && self.spec.next_after(from).is_some() {
+        if self.end_at().is_some() && self.spec().next_after(from).is_some() {
             "end_at"
         } else {
             "exhausted"
@@ -219,7 +495,7 @@ impl Schedule {
     /// The getter view.
     pub fn info(&self) -> ScheduleInfo {
         ScheduleInfo {
-            def: self.def.clone(),
+            def: self.def(),
             version: self.version,
             status: self.status,
             pause_note: self.pause_note().cloned(),
@@ -227,7 +503,7 @@ impl Schedule {
             next_due_at: self.cursor.map(|_| self.due_at),
             fires: self.n.fires,
             skipped: self.n.skipped,
-            in_flight: self.in_flight.iter().map(|f| f.fire.clone()).collect(),
+            in_flight: self.in_flight().iter().map(|f| f.fire.clone()).collect(),
             buffered: self.buffered().is_some(),
             last_epoch: self.last_epoch,
         }
@@ -235,7 +511,6 @@ impl Schedule {
 
     /// Checks the per-schedule invariants (panics when one is broken).
     pub fn check_invariants(&self, seed: u64) {
-        assert_eq!(&*self.name, self.def.name, "name and def disagree");
         let buffered_grid = u64::from(self.buffered().is_some_and(|f| f.extra.is_none()));
         assert_eq!(
             self.n.processed,
@@ -252,12 +527,15 @@ impl Schedule {
                     .expect("an active or paused schedule has a cursor");
                 assert_eq!(self.due_at, self.due_of(seed, c), "stale due time");
                 assert!(self.due_at >= c);
-                if let Some(end) = self.def.end_at {
+                if let Some(end) = self.end_at() {
                     assert!(c < end, "cursor at or past end_at");
                 }
             }
         }
-        for f in &self.in_flight {
+        if let Some(x) = &self.x {
+            assert!(**x != Extras::default(), "empty extras are dropped");
+        }
+        for f in self.in_flight() {
             assert_eq!(f.fire.schedule, self.name);
             assert!(f.job.is_some() != f.deadline.is_some(), "in-flight kind");
         }
@@ -299,5 +577,24 @@ mod tests {
         }
         let t = Timestamp::from_millis(4000).unwrap();
         assert_eq!(due_of(&spec, "x", 0, 7, t), t);
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// The per-schedule footprint is a stated target (≤ 300 B beyond the
+    /// payload): keep the boxed struct from growing unnoticed.
+    #[test]
+    fn schedule_stays_small() {
+        let sizes = [
+            ("Schedule", std::mem::size_of::<Schedule>()),
+            ("Extras", std::mem::size_of::<Extras>()),
+            ("Spec", std::mem::size_of::<Spec>()),
+            ("Grid", std::mem::size_of::<Grid>()),
+        ];
+        println!("{sizes:?}");
+        assert!(sizes[0].1 <= 176, "{sizes:?}");
     }
 }

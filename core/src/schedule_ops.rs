@@ -10,10 +10,11 @@ use crate::fire::Offer;
 use crate::ids::{FireId, FireKind};
 use crate::input::FireOutcome;
 use crate::reply::Reply;
-use crate::schedule::{Counters, Schedule};
+use crate::schedule::{Grid, GridKey, Schedule};
 use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
+use std::sync::Arc;
 
 impl Engine {
     fn known(&self, name: &str) -> Result<u32, Error> {
@@ -35,27 +36,30 @@ impl Engine {
             return self.create(def, spec);
         };
         let old = self.schedules.at(idx);
-        if old.def == def {
+        if old.same_def(&def) {
             return Ok(Reply::ScheduleUpserted {
                 version: old.version,
                 next_fire: old.cursor,
                 changed: false,
             });
         }
-        let regrid = old.def.spec != def.spec
-            || old.def.tz != def.tz
-            || old.def.dst != def.dst
-            || old.def.start_at != def.start_at
+        let regrid = !old.grid.key.matches(&def)
+            || old.start_at() != def.start_at
             || old.status == ScheduleStatus::Completed;
-        let mut s = Schedule {
-            queue: def.target.queue.as_str().into(),
-            def,
-            spec,
-            ..old.clone()
+        let old_paused = old.paused;
+        let grid = match old.grid.key.matches(&def) {
+            true => old.grid.clone(),
+            false => Arc::new(Grid::new(GridKey::of(&def), spec)),
         };
+        let queue = match *old.queue == *def.target.queue {
+            true => old.queue.clone(),
+            false => def.target.queue.as_str().into(),
+        };
+        let mut s = old.clone();
+        s.set_def(def, grid, queue);
         let first = if regrid {
             let from = start_from(&s, now);
-            if s.spec.next_after(from).is_none() {
+            if s.spec().next_after(from).is_none() {
                 return Err(self.never_fires());
             }
             Some(s.first_boundary_after(now))
@@ -63,13 +67,14 @@ impl Engine {
             None
         };
         self.queues
-            .ensure(&s.def.target.queue, &self.config.limits, &mut self.out)?;
+            .ensure(&s.queue, &self.config.limits, &mut self.out)?;
         // Validated: from here on nothing fails.
+        s.grid = self.schedules.intern(s.grid);
+        s.queue = self.schedules.queue_name(&s.queue);
         self.schedules.unindex(idx);
-        let old = self.schedules.at(idx);
         s.version += 1;
-        if s.def.paused != old.def.paused {
-            s.status = if s.def.paused {
+        if s.paused != old_paused {
+            s.status = if s.paused {
                 ScheduleStatus::Paused
             } else {
                 ScheduleStatus::Active
@@ -81,7 +86,7 @@ impl Engine {
         match first {
             Some(first) => {
                 if s.status == ScheduleStatus::Completed {
-                    s.status = if s.def.paused {
+                    s.status = if s.paused {
                         ScheduleStatus::Paused
                     } else {
                         ScheduleStatus::Active
@@ -90,7 +95,7 @@ impl Engine {
                 s.cursor = first;
                 match first {
                     Some(c) => {
-                        let max = s.def.max_fires.is_some_and(|m| s.n.grid_fires >= m);
+                        let max = s.max_fires().is_some_and(|m| s.n.grid_fires >= m);
                         if max {
                             s.complete("max_fires", &mut self.out);
                         } else {
@@ -105,8 +110,8 @@ impl Engine {
             }
             None => {
                 if let Some(c) = s.cursor {
-                    let past_end = s.def.end_at.is_some_and(|end| c >= end);
-                    let max = s.def.max_fires.is_some_and(|m| s.n.grid_fires >= m);
+                    let past_end = s.end_at().is_some_and(|end| c >= end);
+                    let max = s.max_fires().is_some_and(|m| s.n.grid_fires >= m);
                     if past_end {
                         s.complete("end_at", &mut self.out);
                     } else if max {
@@ -122,9 +127,9 @@ impl Engine {
             next_fire: s.cursor,
             changed: true,
         };
-        *self.schedules.at_mut(idx) = s;
+        self.schedules.replace(idx, s);
         self.schedules.index(idx);
-        if self.schedules.at(idx).in_flight.is_empty() {
+        if self.schedules.at(idx).in_flight().is_empty() {
             self.note_released(idx);
         }
         Ok(reply)
@@ -139,31 +144,17 @@ impl Engine {
                 limit: limits.schedules as u64,
             });
         }
-        let mut s = Schedule {
-            name: def.name.as_str().into(),
-            queue: def.target.queue.as_str().into(),
-            status: if def.paused {
-                ScheduleStatus::Paused
-            } else {
-                ScheduleStatus::Active
-            },
-            def,
-            spec,
-            version: 1,
-            cursor: None,
-            due_at: Timestamp::MIN,
-            n: Counters::default(),
-            last_epoch: None,
-            in_flight: Vec::new(),
-            rare: None,
-        };
+        let grid = Arc::new(Grid::new(GridKey::of(&def), spec));
+        let queue = def.target.queue.as_str().into();
+        let mut s = Schedule::new(def, grid, queue);
         let from = start_from(&s, now);
-        if s.spec.next_after(from).is_none() {
+        if s.spec().next_after(from).is_none() {
             return Err(self.never_fires());
         }
-        self.queues
-            .ensure(&s.def.target.queue, limits, &mut self.out)?;
+        self.queues.ensure(&s.queue, limits, &mut self.out)?;
         // Validated: from here on nothing fails.
+        s.grid = self.schedules.intern(s.grid);
+        s.queue = self.schedules.queue_name(&s.queue);
         match s.first_boundary_after(now) {
             Some(c) => {
                 s.cursor = Some(c);
@@ -245,7 +236,7 @@ impl Engine {
         let now = self.clock;
         let s = self.schedules.at(idx);
         let seq = s.n.seq + 1;
-        let overlap = overlap.unwrap_or(s.def.overlap);
+        let overlap = overlap.unwrap_or(s.overlap);
         let id = FireId {
             schedule: s.name.clone(),
             nominal: now,
@@ -287,7 +278,7 @@ impl Engine {
         let s = self.schedules.at(idx);
         let mut boundaries = Vec::new();
         let mut b = match Timestamp::from_millis(from.as_millis() - 1) {
-            Ok(before) => s.spec.next_after(before),
+            Ok(before) => s.spec().next_after(before),
             Err(_) => Some(from),
         };
         while let Some(x) = b.filter(|&x| x < to) {
@@ -298,7 +289,7 @@ impl Engine {
                 });
             }
             boundaries.push(x);
-            b = s.spec.next_after(x);
+            b = s.spec().next_after(x);
         }
         let (seq, name) = (s.n.seq + 1, s.name.clone());
         if !boundaries.is_empty() {
@@ -334,7 +325,7 @@ impl Engine {
             return Err(Error::UnknownFire(fire));
         };
         let s = self.schedules.at_mut(idx);
-        let Some(pos) = s.in_flight.iter().position(|f| f.fire == fire) else {
+        let Some(pos) = s.in_flight().iter().position(|f| f.fire == fire) else {
             let never = match fire.extra {
                 None => s.cursor.is_some_and(|c| fire.nominal >= c),
                 Some((_, n)) => n > s.n.seq,
@@ -345,11 +336,11 @@ impl Engine {
                 Ok(Reply::FireSettled)
             };
         };
-        if s.in_flight[pos].deadline.is_none() {
+        if s.in_flight()[pos].deadline.is_none() {
             // A local job's fire ends with its job, not with FireSettled.
             return Ok(Reply::FireSettled);
         }
-        let f = s.in_flight.remove(pos);
+        let f = s.remove_in_flight(pos);
         let deadline = f.deadline.expect("external in-flight fire has a deadline");
         self.schedules.unsettled.remove(&(deadline, f.fire));
         self.note_released(idx);
@@ -360,7 +351,7 @@ impl Engine {
 /// The instant after which the first boundary is searched: `now`, or just
 /// before `start_at` when that is later.
 fn start_from(s: &Schedule, now: Timestamp) -> Timestamp {
-    match s.def.start_at {
+    match s.start_at() {
         Some(start) if start > now => Timestamp::from_millis(start.as_millis() - 1).unwrap_or(now),
         _ => now,
     }

@@ -13,12 +13,13 @@ use crate::ids::{Epoch, FireId};
 use crate::leadership::Leadership;
 use crate::lease::Leases;
 use crate::queue::Queues;
-use crate::schedule::{Counters, InFlight, Rare, Schedule};
+use crate::schedule::{Counters, Grid, GridKey, InFlight, Schedule};
 use crate::schedule_def::{ScheduleDef, ScheduleStatus};
 use crate::schedules::Schedules;
 use crate::time::Timestamp;
 use crate::validate;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The snapshot format this build writes and reads.
 pub const SNAPSHOT_FORMAT: u32 = 1;
@@ -117,10 +118,12 @@ impl Engine {
         engine.leases = snapshot.leases;
         let mut schedules = Schedules::default();
         for st in snapshot.schedules {
-            let s = schedule_of(st, &engine.config)?;
+            let mut s = schedule_of(st, &engine.config)?;
             if schedules.idx(&s.name).is_some() {
                 return Err(corrupt(format!("schedule {:?} twice", s.name)));
             }
+            s.grid = schedules.intern(s.grid);
+            s.queue = schedules.queue_name(&s.queue);
             schedules.insert(s);
         }
         engine.schedules = schedules;
@@ -134,52 +137,43 @@ impl Engine {
 
 fn state_of(s: &Schedule) -> ScheduleState {
     ScheduleState {
-        def: s.def.clone(),
+        def: s.def(),
         version: s.version,
         status: s.status,
         pause_note: s.pause_note().cloned(),
         cursor: s.cursor,
         counters: s.n,
         last_epoch: s.last_epoch,
-        in_flight: s.in_flight.clone(),
+        in_flight: s.in_flight().to_vec(),
         buffered: s.buffered().cloned(),
     }
 }
 
 fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Error> {
     let spec = validate::check_def(&st.def, config)?;
-    let rare = (st.pause_note.is_some() || st.buffered.is_some()).then(|| {
-        Box::new(Rare {
-            pause_note: st.pause_note,
-            buffered: st.buffered,
-        })
-    });
-    let mut s = Schedule {
-        name: st.def.name.as_str().into(),
-        queue: st.def.target.queue.as_str().into(),
-        def: st.def,
-        spec,
-        version: st.version,
-        status: st.status,
-        cursor: st.cursor,
-        due_at: Timestamp::MIN,
-        n: st.counters,
-        last_epoch: st.last_epoch,
-        in_flight: st.in_flight,
-        rare,
-    };
+    let grid = Arc::new(Grid::new(GridKey::of(&st.def), spec));
+    let queue = st.def.target.queue.as_str().into();
+    let mut s = Schedule::new(st.def, grid, queue);
+    s.version = st.version;
+    s.status = st.status;
+    s.cursor = st.cursor;
+    s.n = st.counters;
+    s.last_epoch = st.last_epoch;
+    s.set_pause_note(st.pause_note);
     // Share the name with every fire id of the schedule.
-    for f in &mut s.in_flight {
+    for mut f in st.in_flight {
         if *f.fire.schedule != *s.name || f.job.is_some() == f.deadline.is_some() {
             return Err(corrupt(format!("bad in-flight fire {}", f.fire)));
         }
         f.fire.schedule = s.name.clone();
+        s.push_in_flight(f);
     }
-    if let Some(b) = s.rare.as_mut().and_then(|r| r.buffered.as_mut()) {
+    if let Some(mut b) = st.buffered {
         if *b.schedule != *s.name {
             return Err(corrupt(format!("bad buffered fire {b}")));
         }
         b.schedule = s.name.clone();
+        s.set_buffered(b);
     }
     let completed = s.status == ScheduleStatus::Completed;
     if completed != s.cursor.is_none() {
