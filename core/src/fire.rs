@@ -94,7 +94,9 @@ impl Engine {
 
     /// Emits fire `id` of schedule `idx`: the `Fire` command and the job or
     /// `Enqueue`. Fails only when the local queue refuses the job, in which
-    /// case nothing changed.
+    /// case nothing changed: a missing target queue (only a restored
+    /// snapshot can lack it) is declared by the enqueue itself, once the
+    /// job is accepted, and its `queue_created` still precedes the `Fire`.
     pub(crate) fn emit_fire(
         &mut self,
         idx: u32,
@@ -107,11 +109,9 @@ impl Engine {
         let epoch = self.leadership.epoch(self.config.standalone);
         let limits = &self.config.limits;
         let s = self.schedules.at(idx);
-        if self.queues.config(&s.queue).is_none() {
-            self.queues.ensure(&s.queue, limits, &mut self.out)?;
-        }
-        let cfg = self.queues.config(&s.queue).expect("ensured");
-        let (mode, lease_ms) = (cfg.mode, cfg.lease_ms);
+        let cfg = self.queues.config(&s.queue);
+        let missing = cfg.is_none();
+        let (mode, lease_ms) = cfg.map_or((QueueMode::Local, 0), |c| (c.mode, c.lease_ms));
         let mut fire = Fire {
             fire_id: id.clone(),
             schedule: s.name.clone(),
@@ -163,6 +163,14 @@ impl Engine {
                     .enqueue(now, req, Some(id.clone()), limits, &mut self.scratch)?;
             fire.job = Some(j);
             job = Some(j);
+            if missing {
+                let created = self.scratch.pop().expect("queue_created");
+                assert!(
+                    matches!(created, Command::Event(Event::QueueCreated { .. })),
+                    "an implicit queue is announced first"
+                );
+                self.out.push(created);
+            }
             self.out.push(Command::Fire(fire));
             self.out.append(&mut self.scratch);
             let live = self.queues.job_state(j).is_some_and(|st| !st.is_terminal());
@@ -187,5 +195,68 @@ fn f_with(job: JobId, fire: FireId) -> InFlight {
         fire,
         job: Some(job),
         deadline: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Command, Engine, EngineConfig, Event, Input, ScheduleDef, Snapshot, Timestamp};
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms).unwrap()
+    }
+
+    /// An engine whose schedule `s` targets queue `q`, restored from a
+    /// snapshot that lacks the queue (the only way a target can be missing).
+    fn without_queue(live_jobs: usize) -> Engine {
+        let mut e = Engine::new(EngineConfig::default());
+        let def: ScheduleDef = serde_json::from_value(serde_json::json!({
+            "name": "s", "spec": "@every 1h", "target": {"queue": "q"}
+        }))
+        .unwrap();
+        e.handle(t(1000), Input::UpsertSchedule(def)).unwrap();
+        while e.poll_command().is_some() {}
+        let mut snap: serde_json::Value = serde_json::from_str(&e.snapshot().to_json()).unwrap();
+        let queues = snap["queues"]["queues"].as_object_mut().unwrap();
+        assert!(queues.remove("q").is_some());
+        snap["config"]["limits"]["liveJobs"] = live_jobs.into();
+        Engine::restore(Snapshot::from_json(&snap.to_string()).unwrap()).unwrap()
+    }
+
+    fn trigger() -> Input {
+        Input::TriggerSchedule {
+            name: "s".into(),
+            overlap: None,
+        }
+    }
+
+    #[test]
+    fn a_refused_trigger_declares_no_queue() {
+        let mut e = without_queue(0);
+        let err = e.handle(t(2000), trigger()).unwrap_err();
+        assert_eq!(err.code(), "limit_exceeded");
+        assert!(e.queue_stats("q").is_none(), "no queue created");
+        assert!(e.poll_command().is_none(), "no queue_created event");
+        e.check_invariants();
+    }
+
+    #[test]
+    fn an_implicit_queue_is_announced_before_the_fire() {
+        let mut e = without_queue(10);
+        e.handle(t(2000), trigger()).unwrap();
+        let cmds: Vec<Command> = std::iter::from_fn(|| e.poll_command()).collect();
+        assert!(
+            matches!(
+                &cmds[..],
+                [
+                    Command::Event(Event::QueueCreated { queue }),
+                    Command::Fire(_),
+                    Command::Wake { .. }
+                ] if queue == "q"
+            ),
+            "{cmds:?}"
+        );
+        assert!(e.queue_stats("q").is_some());
+        e.check_invariants();
     }
 }
