@@ -182,7 +182,7 @@ impl Engine {
         let s = self.schedules.at_mut(idx);
         s.n.fires += 1;
         s.n.grid_fires += u64::from(grid);
-        s.last_epoch = Some(epoch);
+        s.set_last_epoch(Some(epoch));
         if let Some(f) = tracked {
             s.push_in_flight(f);
         }

@@ -235,7 +235,7 @@ impl Engine {
         self.leader_or_err()?;
         let now = self.clock;
         let s = self.schedules.at(idx);
-        let seq = s.n.seq + 1;
+        let seq = s.seq() + 1;
         let overlap = overlap.unwrap_or(s.overlap);
         let id = FireId {
             schedule: s.name.clone(),
@@ -246,7 +246,7 @@ impl Engine {
         if let Offer::Refused(e) = offer {
             return Err(e);
         }
-        self.schedules.at_mut(idx).n.seq = seq;
+        self.schedules.at_mut(idx).set_seq(seq);
         Ok(match offer {
             Offer::Fired => Reply::Triggered {
                 fire: Some(id),
@@ -291,9 +291,9 @@ impl Engine {
             boundaries.push(x);
             b = s.spec().next_after(x);
         }
-        let (seq, name) = (s.n.seq + 1, s.name.clone());
+        let (seq, name) = (s.seq() + 1, s.name.clone());
         if !boundaries.is_empty() {
-            self.schedules.at_mut(idx).n.seq = seq;
+            self.schedules.at_mut(idx).set_seq(seq);
         }
         let overlap = overlap.unwrap_or(Overlap::Allow);
         let (mut fires, mut skipped) = (Vec::new(), 0);
@@ -328,7 +328,7 @@ impl Engine {
         let Some(pos) = s.in_flight().iter().position(|f| f.fire == fire) else {
             let never = match fire.extra {
                 None => s.cursor.is_some_and(|c| fire.nominal >= c),
-                Some((_, n)) => n > s.n.seq,
+                Some((_, n)) => n > s.seq(),
             };
             return if never {
                 Err(Error::UnknownFire(fire))

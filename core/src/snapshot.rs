@@ -142,8 +142,8 @@ fn state_of(s: &Schedule) -> ScheduleState {
         status: s.status,
         pause_note: s.pause_note().cloned(),
         cursor: s.cursor,
-        counters: s.n,
-        last_epoch: s.last_epoch,
+        counters: s.counters(),
+        last_epoch: s.last_epoch(),
         in_flight: s.in_flight().to_vec(),
         buffered: s.buffered().cloned(),
     }
@@ -157,8 +157,8 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
     s.version = st.version;
     s.status = st.status;
     s.cursor = st.cursor;
-    s.n = st.counters;
-    s.last_epoch = st.last_epoch;
+    s.set_counters(st.counters);
+    s.set_last_epoch(st.last_epoch);
     s.set_pause_note(st.pause_note);
     // Share the name with every fire id of the schedule.
     for mut f in st.in_flight {
