@@ -211,7 +211,7 @@ impl Model {
             .filter(|(_, j)| j.state == JobState::Claimed)
             .map(|(&id, _)| id)
             .collect();
-        if k % 2 == 0 && !claimed.is_empty() {
+        if k.is_multiple_of(2) && !claimed.is_empty() {
             return Some(claimed[(k / 2) as usize % claimed.len()]);
         }
         let ids: Vec<u64> = self.jobs.keys().copied().collect();

@@ -1,0 +1,174 @@
+//! Engine benchmarks: fires per second in virtual time (100k and 1M
+//! schedules), queue enqueue → claim → complete, resident bytes per
+//! schedule, and `poll_timeout` at 1k / 100k / 1M schedules.
+//!
+//! Run: `cargo bench -p chime-tests --bench engine` (results and setup in
+//! BENCHMARKS.md, section "Engine").
+//!
+//! Setup of the fire benchmarks: every schedule fires once per second of
+//! virtual time, so each iteration (one `Advance` by 1 s, then draining
+//! every command) makes exactly N fires. The mix: 60% `@every 1s`, 20%
+//! cron `* * * * * *` in UTC, 10% the same cron in America/New_York, 10%
+//! in Europe/London; all target one `external` queue with `overlap:
+//! allow`, so no job piles up and no fire is tracked (each fire emits a
+//! `Fire` and an `Enqueue` command, both serialized nowhere: the host's
+//! drain just drops them). `limits.firesPerAdvance` is raised to N so one
+//! advance fires everything due.
+//!
+//! Memory: a counting global allocator (`stats_alloc`) measures the bytes
+//! live after inserting N schedules minus before, divided by N, minus the
+//! payload's JSON text.
+
+use chime_core::{
+    Command, Engine, EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, QueueMode, Reply,
+    ScheduleDef, Timestamp,
+};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use std::alloc::System;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+const START: i64 = 1_767_225_600_000; // 2026-01-01T00:00Z
+const PAYLOAD: &str = r#"{"n":1}"#;
+
+fn t(ms: i64) -> Timestamp {
+    Timestamp::from_millis(ms).unwrap()
+}
+
+fn def(i: usize) -> ScheduleDef {
+    let (spec, tz) = match i % 10 {
+        0..=5 => ("@every 1s", None),
+        6 | 7 => ("* * * * * *", None),
+        8 => ("* * * * * *", Some("America/New_York")),
+        _ => ("* * * * * *", Some("Europe/London")),
+    };
+    let tz = tz.map_or(String::new(), |z| format!(r#""tz":"{z}","#));
+    let text = format!(
+        r#"{{"name":"sched-{i:07}","spec":"{spec}",{tz}"overlap":"allow","target":{{"queue":"out","payload":{PAYLOAD}}}}}"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+fn drain(e: &mut Engine) -> u64 {
+    let mut fires = 0;
+    while let Some(c) = e.poll_command() {
+        fires += u64::from(matches!(c, Command::Fire(_)));
+        black_box(c);
+    }
+    fires
+}
+
+/// An engine with `n` schedules (clock at START); returns it with the
+/// resident (live heap) bytes per schedule beyond the payload text.
+fn engine_with(n: usize) -> (Engine, f64) {
+    let mut config = EngineConfig::default();
+    config.limits.fires_per_advance = u32::try_from(n.max(100_000)).unwrap();
+    config.limits.pending_commands = 4 * n.max(1_000_000);
+    let mut e = Engine::new(config);
+    let mut q = QueueConfig::new("out");
+    q.mode = QueueMode::External;
+    e.handle(t(START), Input::DeclareQueue(q)).unwrap();
+    drain(&mut e);
+    // The definitions are built inside the region: their strings stay
+    // resident in the engine and count.
+    let region = Region::new(GLOBAL);
+    for i in 0..n {
+        e.handle(t(START), Input::UpsertSchedule(def(i))).unwrap();
+    }
+    drain(&mut e);
+    let stats = region.change();
+    let live = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
+    let per = live / n as f64 - PAYLOAD.len() as f64;
+    (e, per)
+}
+
+fn scale(c: &mut Criterion, n: usize, label: &str, fires: bool) {
+    let setup = Instant::now();
+    let (mut e, per) = engine_with(n);
+    eprintln!(
+        "engine/{label}: {n} schedules set up in {:.1} s; {per:.0} resident bytes per schedule beyond the payload",
+        setup.elapsed().as_secs_f64()
+    );
+    let mut g = c.benchmark_group("engine/poll_timeout");
+    g.sample_size(20).measurement_time(Duration::from_secs(2));
+    g.bench_function(BenchmarkId::from_parameter(label), |b| {
+        b.iter(|| black_box(e.poll_timeout()))
+    });
+    g.finish();
+    if !fires {
+        return;
+    }
+    let mut g = c.benchmark_group("engine/fires");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(if n > 200_000 { 20 } else { 5 }))
+        .throughput(Throughput::Elements(n as u64));
+    let mut now = START;
+    g.bench_function(BenchmarkId::from_parameter(label), |b| {
+        b.iter_custom(|iters| {
+            let begin = Instant::now();
+            for _ in 0..iters {
+                now += 1000;
+                e.handle(t(now), Input::Advance).unwrap();
+                let fired = drain(&mut e);
+                assert_eq!(fired, n as u64, "every schedule fires every second");
+            }
+            begin.elapsed()
+        })
+    });
+    g.finish();
+}
+
+fn queue_roundtrip(c: &mut Criterion) {
+    let mut e = Engine::new(EngineConfig::default());
+    let mut now = START;
+    // Some standing work so the indexes are not trivially small.
+    for i in 0..10_000 {
+        let mut req = EnqueueRequest::new("q", Payload::from_json(PAYLOAD).unwrap());
+        req.delay_ms = Some(3_600_000 + i);
+        e.handle(t(now), Input::Enqueue(req)).unwrap();
+    }
+    drain(&mut e);
+    let mut g = c.benchmark_group("engine/queue");
+    g.sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(1));
+    g.bench_function("enqueue_claim_complete", |b| {
+        b.iter(|| {
+            now += 1;
+            let req = EnqueueRequest::new("q", Payload::from_json(PAYLOAD).unwrap());
+            e.handle(t(now), Input::Enqueue(req)).unwrap();
+            let claim = Input::Claim {
+                queue: "q".into(),
+                worker: "w".into(),
+                max: 1,
+                lease_ms: None,
+            };
+            let Reply::Claimed { jobs } = e.handle(t(now), claim).unwrap() else {
+                unreachable!()
+            };
+            let c = &jobs[0];
+            let done = Input::Complete {
+                job: c.job,
+                token: c.token,
+            };
+            e.handle(t(now), done).unwrap();
+            drain(&mut e);
+        })
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    queue_roundtrip(c);
+    scale(c, 1_000, "1k", false);
+    scale(c, 100_000, "100k", true);
+    scale(c, 1_000_000, "1M", true);
+}
+
+criterion_group!(engine, benches);
+criterion_main!(engine);
