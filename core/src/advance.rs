@@ -63,6 +63,13 @@ impl Engine {
         self.settle_finished();
         if self.is_leader() {
             self.release_ready();
+            // An input can make a boundary due at the current clock (an
+            // upsert that lowers jitter): fire it now rather than leave it
+            // behind until the next advance. A pending backlog (the
+            // per-advance fire limit) waits for the next advance as usual.
+            if !self.backlog {
+                self.fire_due();
+            }
         }
         self.skips.flush(&mut self.out);
     }

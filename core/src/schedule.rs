@@ -506,7 +506,7 @@ impl Schedule {
         seed: u64,
         out: &mut Output,
     ) -> bool {
-        let reason = if self.max_fires().is_some_and(|max| self.n.grid_fires >= max) {
+        let reason = if self.max_fires_reached() {
             Some("max_fires")
         } else if next.is_none() {
             Some(self.end_reason(from))
@@ -525,6 +525,15 @@ impl Schedule {
                 false
             }
         }
+    }
+
+    /// Whether `max_fires` grid fires were made or are committed: a grid
+    /// fire waiting in the `buffer_one` slot counts, since it fires when the
+    /// running job ends (otherwise the schedule would make one too many).
+    pub fn max_fires_reached(&self) -> bool {
+        let buffered = u64::from(self.buffered().is_some_and(|f| f.extra.is_none()));
+        self.max_fires()
+            .is_some_and(|max| self.n.grid_fires + buffered >= max)
     }
 
     /// Why there is no boundary after `from`: `end_at` or `exhausted`.

@@ -95,7 +95,7 @@ impl Engine {
                 s.cursor = first;
                 match first {
                     Some(c) => {
-                        let max = s.max_fires().is_some_and(|m| s.n.grid_fires >= m);
+                        let max = s.max_fires_reached();
                         if max {
                             s.complete("max_fires", &mut self.out);
                         } else {
@@ -111,7 +111,7 @@ impl Engine {
             None => {
                 if let Some(c) = s.cursor {
                     let past_end = s.end_at().is_some_and(|end| c >= end);
-                    let max = s.max_fires().is_some_and(|m| s.n.grid_fires >= m);
+                    let max = s.max_fires_reached();
                     if past_end {
                         s.complete("end_at", &mut self.out);
                     } else if max {

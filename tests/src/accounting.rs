@@ -303,7 +303,12 @@ impl Accounting {
                 && every
                 && let Some(max) = info.def.max_fires
             {
-                assert!(s.grid_fires >= max, "{name}: completed before max_fires");
+                // A grid fire waiting in the `buffer_one` slot counts: it fires
+                // when the running job ends.
+                assert!(
+                    s.grid_fires + buffered >= max,
+                    "{name}: completed before max_fires"
+                );
             }
         }
     }

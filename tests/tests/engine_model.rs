@@ -835,11 +835,9 @@ fn retried_at(cmds: &[Command], id: u64) -> Option<i64> {
 /// Regression (found by the model, shrunk): an upsert that only removes
 /// jitter moves the cursor's due time before the clock, and nothing fires
 /// it until the next advance, so `check_invariants` ("a due schedule was
-/// left behind") fails right after the upsert. Ignored until fixed in the
-/// engine (the fix belongs in `upsert`: fire what became due, as a
-/// leadership grant does with `catch_up_now`).
+/// left behind") failed right after the upsert; now every input ends by
+/// firing what is due at the clock.
 #[test]
-#[ignore = "engine bug: upsert leaves a due boundary behind (see report)"]
 fn upsert_lowering_jitter_fires_at_once() {
     let mut e = Engine::new(EngineConfig::default());
     let def = |jitter: i64| -> ScheduleDef {
@@ -866,11 +864,9 @@ fn upsert_lowering_jitter_fires_at_once() {
 /// Regression (found by the model, shrunk): under `buffer_one` a schedule
 /// completes by `maxFires` while a grid fire is still buffered; when the
 /// running job ends that buffered fire is released, so the schedule makes
-/// `maxFires + 1` grid fires. Ignored until fixed in the engine (count a
-/// buffered grid fire towards `maxFires` when deciding completion, or
-/// complete when the release reaches it).
+/// `maxFires + 1` grid fires. Fixed: a buffered grid fire counts towards
+/// `maxFires`.
 #[test]
-#[ignore = "engine bug: maxFires exceeded by a buffered fire (see report)"]
 fn max_fires_counts_a_buffered_fire() {
     let mut e = Engine::new(EngineConfig::default());
     let def: ScheduleDef = serde_json::from_value(serde_json::json!({
