@@ -96,7 +96,10 @@ impl Grid {
 struct Segment {
     grid: Grid,
     start: i64,
+    /// Set when the grid was replaced while it had a cursor.
     end: Option<i64>,
+    /// Replaced (by a regrid) or ended.
+    closed: bool,
     /// Exactly known boundary runs `[first, last]` (fires are `[b, b]`).
     runs: Vec<(i64, i64, u64)>,
     /// Skips whose run was not contiguous: only their count is known.
@@ -132,20 +135,18 @@ impl Accounting {
             segments: Vec::new(),
             grid_fires: 0,
         });
-        if let Some(last) = s.segments.last_mut()
-            && last.end.is_none()
-        {
-            let end = old_cursor.unwrap_or_else(|| {
-                let top = last.runs.iter().map(|r| r.1).max();
-                top.map_or(last.start, |t| last.grid.next(t))
-            });
-            last.end = Some(end);
+        if let Some(last) = s.segments.last_mut() {
+            // Without a cursor (completed) the grid ends after its last
+            // accounted boundary, which a buffered fire may still extend.
+            last.closed = true;
+            last.end = last.end.or(old_cursor);
         }
         assert!(grid.on_grid(start), "{name}: start {start} not on its grid");
         s.segments.push(Segment {
             grid,
             start,
             end: None,
+            closed: false,
             runs: Vec::new(),
             loose: 0,
         });
@@ -158,11 +159,9 @@ impl Accounting {
             .schedules
             .get_mut(name)
             .and_then(|s| s.segments.last_mut())
-            .filter(|g| g.end.is_none())
         {
-            let top = last.runs.iter().map(|r| r.1).max();
-            let end = old_cursor.unwrap_or_else(|| top.map_or(last.start, |t| last.grid.next(t)));
-            last.end = Some(end);
+            last.closed = true;
+            last.end = last.end.or(old_cursor);
         }
     }
 
@@ -263,7 +262,7 @@ impl Accounting {
                         w[1]
                     );
                 }
-                let open = i + 1 == n_seg;
+                let open = i + 1 == n_seg && !seg.closed;
                 let end = match (seg.end, open, info.next_nominal) {
                     (Some(e), _, _) => e,
                     (None, true, Some(c)) => c.as_millis(),

@@ -463,10 +463,6 @@ impl Model {
                 // everything due was processed.
                 self.step(Input::Advance).0.unwrap();
                 let old = self.engine.schedule(&name);
-                // max_fires with buffer_one is left out: see
-                // `max_fires_counts_a_buffered_fire` (engine bug).
-                let max_fires =
-                    max_fires.filter(|_| OVERLAPS[overlap as usize] != Overlap::BufferOne);
                 let def: ScheduleDef = serde_json::from_value(serde_json::json!({
                     "name": name,
                     "spec": SPECS[spec as usize],
@@ -487,11 +483,6 @@ impl Model {
                 let Reply::ScheduleUpserted { next_fire, .. } = r.unwrap() else {
                     panic!()
                 };
-                // An upsert that lowers the due time (e.g. removes jitter)
-                // leaves the cursor due at the clock until the next advance
-                // (engine bug, see `upsert_lowering_jitter_fires_at_once`);
-                // a host advances at once since `poll_timeout()` is the clock.
-                self.step(Input::Advance).0.unwrap();
                 if regrid {
                     let old_cursor = old.and_then(|o| o.next_nominal).map(|c| c.as_millis());
                     match next_fire {
