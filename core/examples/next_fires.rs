@@ -6,8 +6,8 @@
 //! cargo run -p chime-core --example next_fires
 //! ```
 
-use chime_core::spec::{DstNote, Spec, SpecOptions, tzdb_version};
 use chime_core::Timestamp;
+use chime_core::spec::{DstNote, Spec, SpecOptions, tzdb_version};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("tz database {}\n", tzdb_version());
@@ -16,7 +16,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z"),
         ("0,30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z"),
         ("30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z"),
-        ("0,20,40 1 * * *", "America/New_York", "2026-11-01T04:00:00Z"),
+        (
+            "0,20,40 1 * * *",
+            "America/New_York",
+            "2026-11-01T04:00:00Z",
+        ),
         ("0 9 * * MON-FRI", "Europe/London", "2026-03-27T00:00:00Z"),
         ("0 0 L * *", "Australia/Lord_Howe", "2026-01-01T00:00:00Z"),
         ("@every 90m +15m", "UTC", "2026-03-08T00:00:00Z"),
