@@ -4,3 +4,8 @@
 pub mod accounting;
 pub mod golden;
 pub mod specgen;
+
+/// The README's Rust snippets compile and run (`cargo test --doc`).
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
