@@ -48,7 +48,7 @@ use std::collections::BTreeMap;
 use store::{Index, Job, JobLease, QueueState};
 
 #[allow(unused_imports)]
-pub(crate) use validate::{OUTBOX_PREFIX, truncate};
+pub(crate) use validate::{OUTBOX_PREFIX, headers as check_headers, truncate};
 
 /// Every queue and job of one engine. Part of the engine snapshot.
 ///

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::fire::Offer;
 use crate::ids::{FireId, FireKind};
 use crate::input::FireOutcome;
+use crate::queue::truncate;
 use crate::reply::Reply;
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
@@ -365,15 +366,4 @@ fn drop_buffered(s: &mut Schedule, skips: &mut crate::skips::Skips) {
         s.n.skipped += 1;
         skips.add(&s.name, SkipReason::Paused, 1, f.nominal, f.nominal);
     }
-}
-
-fn truncate(mut text: String, max_bytes: usize) -> String {
-    if text.len() > max_bytes {
-        let mut end = max_bytes;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
 }

@@ -3,11 +3,11 @@
 //! Checks that need state (unknown job, stale token, stale epoch) happen
 //! where the input is applied, still before anything is mutated.
 
-use crate::config::{EngineConfig, Limits};
+use crate::config::EngineConfig;
 use crate::error::Error;
 use crate::input::Input;
 use crate::name;
-use crate::payload::Headers;
+use crate::queue::check_headers;
 use crate::schedule_def::ScheduleDef;
 use crate::spec::{Spec, SpecOptions};
 
@@ -116,25 +116,4 @@ pub(crate) fn check_def(def: &ScheduleDef, config: &EngineConfig) -> Result<Spec
         horizon_years: config.horizon_years,
     };
     Ok(Spec::parse(&def.spec, &opts)?)
-}
-
-fn check_headers(h: &Headers, limits: &Limits) -> Result<(), Error> {
-    if h.len() > limits.headers {
-        return Err(Error::LimitExceeded {
-            what: "headers",
-            limit: limits.headers as u64,
-        });
-    }
-    for (k, v) in h {
-        if k.is_empty() {
-            return Err(invalid("headers", "a header name is empty"));
-        }
-        if k.len() > limits.text_bytes || v.len() > limits.text_bytes {
-            return Err(invalid(
-                "headers",
-                format!("a header is longer than {} bytes", limits.text_bytes),
-            ));
-        }
-    }
-    Ok(())
 }

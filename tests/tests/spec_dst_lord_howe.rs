@@ -7,61 +7,15 @@
 
 const ZONE: &str = "Australia/Lord_Howe";
 
-use chime_core::spec::{DstNote, DstPolicy, FoldPolicy, GapPolicy};
-use chime_core::{Spec, SpecOptions, Timestamp};
+use chime_core::spec::DstNote;
+use chime_tests::dst::{self, AUTO, BOTH, FIRST, LAST, Policy, SHIFT, SKIP};
 
-fn ts(s: &str) -> Timestamp {
-    let j: jiff::Timestamp = s.parse().unwrap();
-    Timestamp::from_millis(j.as_millisecond()).unwrap()
+fn run(spec: &str, p: Policy, day: (&str, &str)) -> Vec<String> {
+    dst::fires(spec, &dst::opts(ZONE, p), day.0, day.1)
 }
 
-fn opts(gap: Option<GapPolicy>, fold: Option<FoldPolicy>) -> SpecOptions {
-    SpecOptions {
-        tz: Some(ZONE.to_string()),
-        dst: DstPolicy { gap, fold },
-        ..SpecOptions::default()
-    }
-}
-
-/// Occurrences in `[from, until)` as RFC 3339 UTC strings without millis.
-fn fires(spec: &str, o: &SpecOptions, from: &str, until: &str) -> Vec<String> {
-    let spec = Spec::parse(spec, o).unwrap();
-    let until = ts(until);
-    let mut t = Timestamp::from_millis(ts(from).as_millis() - 1).unwrap();
-    let mut out = Vec::new();
-    while let Some(next) = spec.next_after(t) {
-        if next >= until || out.len() > 100 {
-            break;
-        }
-        out.push(next.to_string().replace(".000Z", "Z"));
-        t = next;
-    }
-    out
-}
-
-const AUTO: (Option<GapPolicy>, Option<FoldPolicy>) = (None, None);
-const SHIFT: (Option<GapPolicy>, Option<FoldPolicy>) = (Some(GapPolicy::Shift), None);
-const SKIP: (Option<GapPolicy>, Option<FoldPolicy>) = (Some(GapPolicy::Skip), None);
-const FIRST: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::First));
-const LAST: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::Last));
-const BOTH: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::Both));
-
-fn run(spec: &str, p: (Option<GapPolicy>, Option<FoldPolicy>), day: (&str, &str)) -> Vec<String> {
-    fires(spec, &opts(p.0, p.1), day.0, day.1)
-}
-
-fn notes(
-    spec: &str,
-    p: (Option<GapPolicy>, Option<FoldPolicy>),
-    from: &str,
-    n: usize,
-) -> Vec<(String, i32, Option<DstNote>)> {
-    Spec::parse(spec, &opts(p.0, p.1))
-        .unwrap()
-        .preview(ts(from), n)
-        .into_iter()
-        .map(|o| (o.civil, o.offset_seconds, o.note))
-        .collect()
+fn notes(spec: &str, p: Policy, from: &str, n: usize) -> Vec<(String, i32, Option<DstNote>)> {
+    dst::notes(ZONE, spec, p, from, n)
 }
 
 const SPRING: (&str, &str) = ("2026-10-03T12:00:00Z", "2026-10-04T12:00:00Z");

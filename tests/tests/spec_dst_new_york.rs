@@ -4,38 +4,14 @@
 //! does not exist). Fall: 2026-11-01 02:00 EDT → 01:00 EST at 06:00Z (civil
 //! 01:00–01:59 happens twice: 05:00–05:59Z, then 06:00–06:59Z).
 
-use chime_core::spec::{DstNote, DstPolicy, FoldPolicy, GapPolicy};
+use chime_core::spec::{DstNote, FoldPolicy, GapPolicy};
 use chime_core::{Spec, SpecOptions, Timestamp};
+use chime_tests::dst::{fires, ts};
 
 const NY: &str = "America/New_York";
 
-fn ts(s: &str) -> Timestamp {
-    let j: jiff::Timestamp = s.parse().unwrap();
-    Timestamp::from_millis(j.as_millisecond()).unwrap()
-}
-
 fn opts(gap: Option<GapPolicy>, fold: Option<FoldPolicy>) -> SpecOptions {
-    SpecOptions {
-        tz: Some(NY.to_string()),
-        dst: DstPolicy { gap, fold },
-        ..SpecOptions::default()
-    }
-}
-
-/// Occurrences in `[from, until)` as RFC 3339 UTC strings without millis.
-fn fires(spec: &str, o: &SpecOptions, from: &str, until: &str) -> Vec<String> {
-    let spec = Spec::parse(spec, o).unwrap();
-    let until = ts(until);
-    let mut t = Timestamp::from_millis(ts(from).as_millis() - 1).unwrap();
-    let mut out = Vec::new();
-    while let Some(next) = spec.next_after(t) {
-        if next >= until || out.len() > 100 {
-            break;
-        }
-        out.push(next.to_string().replace(".000Z", "Z"));
-        t = next;
-    }
-    out
+    chime_tests::dst::opts(NY, (gap, fold))
 }
 
 const SPRING: (&str, &str) = ("2026-03-07T00:00:00Z", "2026-03-10T00:00:00Z");

@@ -6,49 +6,13 @@
 //!   the date line, -10 → +14 at 2011-12-30T10:00Z (civil 2011-12-30T00:00
 //!   to 2011-12-31T00:00 does not exist).
 
-use chime_core::spec::{DstNote, DstPolicy, FoldPolicy, GapPolicy};
-use chime_core::{Spec, SpecOptions, Timestamp};
+use chime_core::spec::DstNote;
+use chime_core::{Spec, SpecOptions};
+use chime_tests::dst::{self, AUTO, BOTH, FIRST, LAST, Policy, SHIFT, SKIP, ts};
 
-fn ts(s: &str) -> Timestamp {
-    let j: jiff::Timestamp = s.parse().unwrap();
-    Timestamp::from_millis(j.as_millisecond()).unwrap()
+fn fires(zone: &str, spec: &str, p: Policy, from: &str, until: &str) -> Vec<String> {
+    dst::fires(spec, &dst::opts(zone, p), from, until)
 }
-
-fn fires(
-    zone: &str,
-    spec: &str,
-    p: (Option<GapPolicy>, Option<FoldPolicy>),
-    from: &str,
-    until: &str,
-) -> Vec<String> {
-    let o = SpecOptions {
-        tz: Some(zone.to_string()),
-        dst: DstPolicy {
-            gap: p.0,
-            fold: p.1,
-        },
-        ..SpecOptions::default()
-    };
-    let spec = Spec::parse(spec, &o).unwrap();
-    let until = ts(until);
-    let mut t = Timestamp::from_millis(ts(from).as_millis() - 1).unwrap();
-    let mut out = Vec::new();
-    while let Some(next) = spec.next_after(t) {
-        if next >= until || out.len() > 100 {
-            break;
-        }
-        out.push(next.to_string().replace(".000Z", "Z"));
-        t = next;
-    }
-    out
-}
-
-const AUTO: (Option<GapPolicy>, Option<FoldPolicy>) = (None, None);
-const SHIFT: (Option<GapPolicy>, Option<FoldPolicy>) = (Some(GapPolicy::Shift), None);
-const SKIP: (Option<GapPolicy>, Option<FoldPolicy>) = (Some(GapPolicy::Skip), None);
-const FIRST: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::First));
-const LAST: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::Last));
-const BOTH: (Option<GapPolicy>, Option<FoldPolicy>) = (None, Some(FoldPolicy::Both));
 
 const MSK: &str = "Europe/Moscow";
 const MSK_DAY: (&str, &str) = ("2014-10-25T12:00:00Z", "2014-10-26T12:00:00Z");

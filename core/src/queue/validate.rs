@@ -104,7 +104,7 @@ pub(crate) fn enqueue(
 /// Headers: at most `limits.headers`, names non-empty, names and values at
 /// most `limits.text_bytes` (rejected rather than truncated: a header is data
 /// a worker acts on, and a silently cut value would be a different value).
-fn headers(h: &Headers, limits: &Limits) -> Result<(), Error> {
+pub(crate) fn headers(h: &Headers, limits: &Limits) -> Result<(), Error> {
     if h.len() > limits.headers {
         return Err(Error::LimitExceeded {
             what: "headers",
