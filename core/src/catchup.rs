@@ -45,7 +45,7 @@ pub(crate) enum Planned {
 
 /// The cadence of an `@every` spec (its grid is arithmetic).
 pub(crate) fn every_ms(s: &Schedule) -> Option<i64> {
-    s.grid.every_ms
+    s.grid.spec.every_ms()
 }
 
 /// The boundaries from `from` (a boundary of `s`) with nominal `<= until`

@@ -72,8 +72,6 @@ pub(crate) struct Grid {
     pub key: GridKey,
     /// The parsed spec.
     pub spec: Spec,
-    /// The cadence of an `@every` spec (an arithmetic grid), for catch-up.
-    pub every_ms: Option<i64>,
 }
 
 /// `(spec text, tz, dst)` as given in the definition.
@@ -124,24 +122,8 @@ impl Ord for GridKey {
 impl Grid {
     /// A grid for `key`, parsed as `spec`.
     pub fn new(key: GridKey, spec: Spec) -> Grid {
-        let every_ms = every_ms(&key.text, &spec);
-        Grid {
-            key,
-            spec,
-            every_ms,
-        }
+        Grid { key, spec }
     }
-}
-
-/// The cadence of an `@every` spec (its grid is arithmetic).
-fn every_ms(text: &str, spec: &Spec) -> Option<i64> {
-    let head = text.trim_start().get(..6)?;
-    if !head.eq_ignore_ascii_case("@every") {
-        return None;
-    }
-    let a = spec.next_after(Timestamp::MIN)?;
-    let b = spec.next_after(a)?;
-    Some(b.as_millis() - a.as_millis())
 }
 
 /// The parts of a schedule most never set, boxed together so that most

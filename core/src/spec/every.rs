@@ -18,6 +18,11 @@ pub(crate) struct Every {
 }
 
 impl Every {
+    /// The cadence in milliseconds.
+    pub(crate) fn interval_ms(&self) -> i64 {
+        self.interval_ms
+    }
+
     /// Parses the text after `@every`, e.g. `1h +15m`.
     pub(crate) fn parse(rest: &str, min_interval_ms: i64) -> Result<Every, SpecError> {
         let mut words = rest.split_whitespace();

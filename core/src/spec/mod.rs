@@ -100,6 +100,15 @@ impl Spec {
         preview::preview(self, from, n)
     }
 
+    /// The cadence of an `@every` spec, whose boundaries form an arithmetic
+    /// grid (catch-up counts missed boundaries without walking them).
+    pub fn every_ms(&self) -> Option<i64> {
+        match &self.kind {
+            SpecKind::Every(e) => Some(e.interval_ms()),
+            _ => None,
+        }
+    }
+
     /// Whether the spec is a *fixed-time* cron spec: its second, minute and
     /// hour fields each select exactly one value. Under `dst: auto` such a spec
     /// shifts out of a spring-forward gap and fires once in a repeated hour.
