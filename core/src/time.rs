@@ -5,14 +5,26 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::num::NonZeroU64;
 
 /// Milliseconds since the Unix epoch, UTC, within years 1970..=9999.
 ///
 /// Construct with [`Timestamp::from_millis`], which rejects values outside the
 /// range; arithmetic saturates at the range ends so a bad offset can never wrap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// Stored as `millis + 1` in a `NonZeroU64` so that `Option<Timestamp>` is
+/// 8 bytes, not 16: schedules and jobs hold several optional instants, and
+/// at a million of them the niche is worth a few megabytes. Order, hashing
+/// and serialization are those of the millisecond value.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "i64")]
-pub struct Timestamp(i64);
+pub struct Timestamp(NonZeroU64);
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Timestamp({})", self.as_millis())
+    }
+}
 
 /// A millisecond value outside the supported range of years 1970..=9999.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -31,16 +43,24 @@ impl TimestampOutOfRange {
 
 impl Timestamp {
     /// 1970-01-01T00:00:00Z.
-    pub const MIN: Timestamp = Timestamp(0);
+    pub const MIN: Timestamp = Timestamp::raw(0);
     /// 9999-12-31T23:59:59.999Z.
-    pub const MAX: Timestamp = Timestamp(253_402_300_799_999);
+    pub const MAX: Timestamp = Timestamp::raw(253_402_300_799_999);
+
+    /// Wraps a value already known to be in range.
+    const fn raw(millis: i64) -> Timestamp {
+        match NonZeroU64::new(millis as u64 + 1) {
+            Some(n) => Timestamp(n),
+            None => panic!("timestamp in range"),
+        }
+    }
 
     /// Checks the range and wraps the value.
     pub const fn from_millis(millis: i64) -> Result<Timestamp, TimestampOutOfRange> {
-        if millis < Self::MIN.0 || millis > Self::MAX.0 {
+        if millis < 0 || millis > Self::MAX.as_millis() {
             Err(TimestampOutOfRange { millis })
         } else {
-            Ok(Timestamp(millis))
+            Ok(Timestamp::raw(millis))
         }
     }
 
@@ -54,29 +74,29 @@ impl Timestamp {
 
     /// The raw millisecond value.
     pub const fn as_millis(self) -> i64 {
-        self.0
+        (self.0.get() - 1) as i64
     }
 
     /// Whole seconds, rounded down.
     pub const fn as_secs(self) -> i64 {
-        self.0.div_euclid(1000)
+        self.as_millis().div_euclid(1000)
     }
 
     /// `self + ms`, clamped to the valid range.
     pub const fn saturating_add_ms(self, ms: i64) -> Timestamp {
-        let v = self.0.saturating_add(ms);
-        if v > Self::MAX.0 {
+        let v = self.as_millis().saturating_add(ms);
+        if v > Self::MAX.as_millis() {
             Self::MAX
-        } else if v < Self::MIN.0 {
+        } else if v < 0 {
             Self::MIN
         } else {
-            Timestamp(v)
+            Timestamp::raw(v)
         }
     }
 
     /// `self + ms` if it stays within range.
     pub const fn checked_add_ms(self, ms: i64) -> Option<Timestamp> {
-        match self.0.checked_add(ms) {
+        match self.as_millis().checked_add(ms) {
             Some(v) => match Self::from_millis(v) {
                 Ok(t) => Some(t),
                 Err(_) => None,
@@ -95,7 +115,7 @@ impl TryFrom<i64> for Timestamp {
 
 impl From<Timestamp> for i64 {
     fn from(t: Timestamp) -> i64 {
-        t.0
+        t.as_millis()
     }
 }
 
@@ -103,7 +123,7 @@ impl fmt::Display for Timestamp {
     /// RFC 3339 in UTC with milliseconds, e.g. `2026-03-08T07:00:00.000Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.as_secs();
-        let ms = self.0.rem_euclid(1000);
+        let ms = self.as_millis().rem_euclid(1000);
         let (y, m, d) = crate::spec::civil::civil_from_days(secs.div_euclid(86_400));
         let sod = secs.rem_euclid(86_400);
         write!(
@@ -139,6 +159,13 @@ mod tests {
         assert!(serde_json::from_str::<Timestamp>("-5").is_err());
         let t: Timestamp = serde_json::from_str("1000").unwrap();
         assert_eq!(serde_json::to_string(&t).unwrap(), "1000");
+    }
+
+    #[test]
+    fn optional_instants_are_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Option<Timestamp>>(), 8);
+        assert!(Timestamp::MIN < Timestamp::from_millis(1).unwrap());
+        assert_eq!(format!("{:?}", Timestamp::MIN), "Timestamp(0)");
     }
 
     #[test]

@@ -27,6 +27,10 @@ const MAX_TRANSITIONS: usize = 20_000;
 /// Upper bound on consecutive same-offset transitions skipped past the table.
 const MAX_SAME_OFFSET_RUN: usize = 64;
 
+/// Buckets of the segment index: 2^25 s (~388 days), so a bucket holds at
+/// most a few transitions of any real zone and finding one is a shift.
+const BUCKET_SHIFT: u32 = 25;
+
 /// A stretch of time with one UTC offset: `[start, end)` in UTC seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -76,6 +80,11 @@ pub struct ZoneTable {
     /// Smallest and largest offset the zone ever uses (bounds civil time
     /// of any instant: `utc + min <= local <= utc + max`).
     offset_range: (i32, i32),
+    /// `buckets[k]`: the segment containing UTC second `k << BUCKET_SHIFT`,
+    /// for instants from 1970 to the table's end; lookups start there and
+    /// step forward over the bucket's few transitions instead of a binary
+    /// search over hundreds of segments.
+    buckets: Vec<u32>,
 }
 
 impl ZoneTable {
@@ -112,6 +121,7 @@ impl ZoneTable {
                 offsets: vec![0],
                 complete: true,
                 offset_range: (0, 0),
+                buckets: Vec::new(),
             })
         }))
     }
@@ -139,6 +149,14 @@ impl ZoneTable {
         // the table's last years already contain.
         let lo = offsets.iter().copied().min().unwrap_or(0);
         let hi = offsets.iter().copied().max().unwrap_or(0);
+        let last_start = *starts.last().expect("at least one segment");
+        let covered = last_start.clamp(0, TABLE_END_SECS);
+        let buckets = (0..=covered >> BUCKET_SHIFT)
+            .map(|k| {
+                let i = starts.partition_point(|&s| s <= k << BUCKET_SHIFT) - 1;
+                u32::try_from(i).expect("segment count fits u32")
+            })
+            .collect();
         ZoneTable {
             name,
             tz,
@@ -146,6 +164,7 @@ impl ZoneTable {
             offsets,
             complete,
             offset_range: (lo, hi),
+            buckets,
         }
     }
 
@@ -171,7 +190,7 @@ impl ZoneTable {
 
     /// The segment containing UTC second `utc`.
     pub fn segment_at(&self, utc: i64) -> Segment {
-        let i = self.starts.partition_point(|&s| s <= utc) - 1;
+        let i = self.segment_index(utc);
         let last = self.starts.len() - 1;
         if i == last && !self.complete {
             return self.segment_from_jiff(utc);
@@ -183,6 +202,22 @@ impl ZoneTable {
             offset,
             prev_offset: if i == 0 { offset } else { self.offsets[i - 1] },
             next_offset: self.offsets.get(i + 1).copied().unwrap_or(offset),
+        }
+    }
+
+    /// Index of the tabulated segment containing `utc`.
+    fn segment_index(&self, utc: i64) -> usize {
+        let bucket = usize::try_from(utc >> BUCKET_SHIFT).ok();
+        match bucket.and_then(|k| self.buckets.get(k)) {
+            Some(&first) => {
+                let mut i = first as usize;
+                // Bounded by the transitions within one bucket (a handful).
+                while i + 1 < self.starts.len() && self.starts[i + 1] <= utc {
+                    i += 1;
+                }
+                i
+            }
+            None => self.starts.partition_point(|&s| s <= utc) - 1,
         }
     }
 
@@ -290,6 +325,32 @@ mod tests {
             second: 0,
         }
         .to_local_secs()
+    }
+
+    #[test]
+    fn bucket_index_agrees_with_binary_search() {
+        let zones = [
+            "America/New_York",
+            "Australia/Lord_Howe",
+            "Pacific/Apia",
+            "Asia/Kolkata",
+            "Europe/Moscow",
+            "Africa/Casablanca",
+        ];
+        for name in zones {
+            let z = ZoneTable::get(name).unwrap();
+            // Every transition, the seconds around it, and a coarse sweep.
+            let mut probes: Vec<i64> = z.starts[1..]
+                .iter()
+                .flat_map(|&s| [s - 1, s, s + 1])
+                .collect();
+            probes.extend((0..20_000).map(|k| k * 400_000));
+            probes.extend([0, TABLE_END_SECS, TABLE_END_SECS + 1, i64::MAX / 2]);
+            for utc in probes {
+                let want = z.starts.partition_point(|&s| s <= utc) - 1;
+                assert_eq!(z.segment_index(utc), want, "{name} at {utc}");
+            }
+        }
     }
 
     #[test]
