@@ -649,6 +649,6 @@ mod size_tests {
             ("Grid", std::mem::size_of::<Grid>()),
         ];
         println!("{sizes:?}");
-        assert!(sizes[0].1 <= 160, "{sizes:?}");
+        assert!(sizes[0].1 <= 152, "{sizes:?}");
     }
 }
