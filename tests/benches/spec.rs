@@ -12,7 +12,8 @@ use chime_core::spec::{Spec, SpecOptions};
 use chime_core::time::Timestamp;
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::str::FromStr;
 
@@ -142,49 +143,20 @@ fn parse_benches(c: &mut Criterion) {
 
 fn next_utc_benches(c: &mut Criterion) {
     let secs = starts_secs();
-    let chime_starts: Vec<Timestamp> = secs
-        .iter()
-        .map(|&s| Timestamp::from_secs(s).unwrap())
-        .collect();
-    let chrono_starts: Vec<DateTime<Utc>> = secs
+    let utc: Vec<DateTime<Utc>> = secs
         .iter()
         .map(|&s| Utc.timestamp_opt(s, 0).unwrap())
         .collect();
     for case in &CASES {
         let mut g = c.benchmark_group(format!("next_utc/{}", case.label));
-        let spec = chime_spec(case.chime, None);
-        let mut i = 0usize;
-        g.bench_function("chime", |b| {
-            b.iter(|| {
-                i = (i + 1) % STARTS;
-                spec.next_after(black_box(chime_starts[i]))
-            })
-        });
-        if let Some(text) = case.croner {
-            let cron = croner::Cron::from_str(text).unwrap();
-            g.bench_function("croner", |b| {
-                b.iter(|| {
-                    i = (i + 1) % STARTS;
-                    cron.find_next_occurrence(black_box(&chrono_starts[i]), false)
-                        .ok()
-                })
-            });
-        }
-        if let Some(text) = case.cron {
-            let schedule = cron::Schedule::from_str(text).unwrap();
-            g.bench_function("cron", |b| {
-                b.iter(|| {
-                    i = (i + 1) % STARTS;
-                    schedule.after(black_box(&chrono_starts[i])).next()
-                })
-            });
-        }
+        next_common(&mut g, case, None, &utc);
         if let Some(text) = case.saffron {
             let cron: saffron::Cron = text.parse().unwrap();
+            let mut i = 0usize;
             g.bench_function("saffron", |b| {
                 b.iter(|| {
                     i = (i + 1) % STARTS;
-                    cron.next_after(black_box(chrono_starts[i]))
+                    cron.next_after(black_box(utc[i]))
                 })
             });
         }
@@ -193,46 +165,55 @@ fn next_utc_benches(c: &mut Criterion) {
 }
 
 fn next_zoned_benches(c: &mut Criterion) {
-    let secs = starts_secs();
     let tz: Tz = NY.parse().unwrap();
-    let chime_starts: Vec<Timestamp> = secs
-        .iter()
-        .map(|&s| Timestamp::from_secs(s).unwrap())
-        .collect();
-    let chrono_starts: Vec<DateTime<Tz>> = secs
+    let ny: Vec<DateTime<Tz>> = starts_secs()
         .iter()
         .map(|&s| tz.timestamp_opt(s, 0).unwrap())
         .collect();
     for case in CASES.iter().filter(|case| case.zoned) {
         let mut g = c.benchmark_group(format!("next_ny/{}", case.label));
-        let spec = chime_spec(case.chime, Some(NY));
-        let mut i = 0usize;
-        g.bench_function("chime", |b| {
+        next_common(&mut g, case, Some(NY), &ny);
+        g.finish();
+    }
+}
+
+/// Next occurrence with chime (in `zone`), croner and cron (from the same
+/// instants as chrono `DateTime`s in that zone) for one case.
+fn next_common<Z: TimeZone>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    case: &Case,
+    zone: Option<&str>,
+    starts: &[DateTime<Z>],
+) {
+    let chime_starts: Vec<Timestamp> = starts
+        .iter()
+        .map(|t| Timestamp::from_secs(t.timestamp()).unwrap())
+        .collect();
+    let spec = chime_spec(case.chime, zone);
+    let mut i = 0usize;
+    g.bench_function("chime", |b| {
+        b.iter(|| {
+            i = (i + 1) % STARTS;
+            spec.next_after(black_box(chime_starts[i]))
+        })
+    });
+    if let Some(text) = case.croner {
+        let cron = croner::Cron::from_str(text).unwrap();
+        g.bench_function("croner", |b| {
             b.iter(|| {
                 i = (i + 1) % STARTS;
-                spec.next_after(black_box(chime_starts[i]))
+                cron.find_next_occurrence(black_box(&starts[i]), false).ok()
             })
         });
-        if let Some(text) = case.croner {
-            let cron = croner::Cron::from_str(text).unwrap();
-            g.bench_function("croner", |b| {
-                b.iter(|| {
-                    i = (i + 1) % STARTS;
-                    cron.find_next_occurrence(black_box(&chrono_starts[i]), false)
-                        .ok()
-                })
-            });
-        }
-        if let Some(text) = case.cron {
-            let schedule = cron::Schedule::from_str(text).unwrap();
-            g.bench_function("cron", |b| {
-                b.iter(|| {
-                    i = (i + 1) % STARTS;
-                    schedule.after(black_box(&chrono_starts[i])).next()
-                })
-            });
-        }
-        g.finish();
+    }
+    if let Some(text) = case.cron {
+        let schedule = cron::Schedule::from_str(text).unwrap();
+        g.bench_function("cron", |b| {
+            b.iter(|| {
+                i = (i + 1) % STARTS;
+                schedule.after(black_box(&starts[i])).next()
+            })
+        });
     }
 }
 
