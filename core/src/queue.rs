@@ -41,7 +41,7 @@ use crate::ids::{FireId, JobId, LeaseToken};
 use crate::input::EnqueueRequest;
 use crate::job::{Claimed, JobState};
 use crate::name;
-use crate::queue_config::{QueueConfig, QueueMode};
+use crate::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,6 +76,11 @@ pub(crate) struct Queues {
 }
 
 impl Queues {
+    /// The running totals of `queue`, which must exist.
+    fn totals(&mut self, queue: &str) -> &mut QueueTotals {
+        &mut self.queues.get_mut(queue).expect("queue exists").totals
+    }
+
     /// Creates or updates a queue. Returns `(created, changed)`.
     ///
     /// Everything is validated before anything changes. A new config applies
@@ -341,11 +346,7 @@ impl Queues {
     ) -> Result<JobState, Error> {
         let queue = self.held(id, token)?.queue.clone();
         self.finish(now, id, JobState::Completed, out);
-        self.queues
-            .get_mut(&queue)
-            .expect("queue exists")
-            .totals
-            .completed += 1;
+        self.totals(&queue).completed += 1;
         out.event(Event::JobCompleted { job: id, queue });
         Ok(JobState::Completed)
     }
@@ -394,11 +395,7 @@ impl Queues {
             out.push(Command::Cancel { job: id, reason });
         }
         self.finish(now, id, JobState::Cancelled, out);
-        self.queues
-            .get_mut(&queue)
-            .expect("queue exists")
-            .totals
-            .cancelled += 1;
+        self.totals(&queue).cancelled += 1;
         out.event(Event::JobCancelled {
             job: id,
             queue,

@@ -121,11 +121,7 @@ impl Queues {
         } else {
             JobState::Scheduled
         };
-        self.queues
-            .get_mut(&queue)
-            .expect("queue exists")
-            .totals
-            .retried += 1;
+        self.totals(&queue).retried += 1;
         out.event(Event::JobRetried {
             job: id,
             queue,
@@ -203,11 +199,7 @@ impl Queues {
             }
             let job = &self.jobs[&id];
             let (queue, attempt) = (job.queue.clone(), job.attempt);
-            self.queues
-                .get_mut(&queue)
-                .expect("queue exists")
-                .totals
-                .expired += 1;
+            self.totals(&queue).expired += 1;
             out.event(Event::LeaseExpired {
                 job: id,
                 queue,
