@@ -118,7 +118,7 @@ pub enum SkipReason {
 
 /// Observability events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(rename_all = "snake_case", tag = "kind")]
 #[non_exhaustive]
 pub enum Event {
     /// Boundaries skipped: one aggregated event per schedule, reason and advance.
