@@ -20,6 +20,13 @@ pub struct JournalError {
     pub message: String,
 }
 
+impl JournalError {
+    /// Stable machine-readable code: `"invalid_journal"`.
+    pub fn code(&self) -> &'static str {
+        "invalid_journal"
+    }
+}
+
 /// One entry as a JSON line (without the newline).
 pub fn encode(entry: &JournalEntry) -> String {
     serde_json::to_string(entry).expect("journal entries serialize")
@@ -108,5 +115,7 @@ mod tests {
         assert_eq!(read(&text).unwrap(), entries);
         let err = read("{\"now\":1,\"input\":\"advance\"}\n\nnope").unwrap_err();
         assert_eq!(err.line, 3);
+        assert_eq!(err.code(), "invalid_journal");
+        assert!(err.to_string().starts_with("invalid_journal: line 3: "));
     }
 }
