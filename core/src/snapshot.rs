@@ -64,9 +64,10 @@ impl Snapshot {
         serde_json::to_string(self).expect("snapshot serializes")
     }
 
-    /// Parses JSON written by [`Snapshot::to_json`].
-    pub fn from_json(text: &str) -> Result<Snapshot, serde_json::Error> {
-        serde_json::from_str(text)
+    /// Parses JSON written by [`Snapshot::to_json`]; anything else is
+    /// `invalid_input` on field `snapshot`, with serde's message.
+    pub fn from_json(text: &str) -> Result<Snapshot, Error> {
+        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))
     }
 
     /// The engine clock at the snapshot.
@@ -190,4 +191,22 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
         return Err(corrupt(format!("schedule {:?}: counters disagree", s.name)));
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EngineConfig;
+
+    #[test]
+    fn bad_snapshot_text_is_a_typed_error() {
+        for bad in ["", "{", "[]", r#"{"format":1}"#] {
+            let err = Snapshot::from_json(bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_input", "{bad:?}");
+            assert!(err.to_string().starts_with("invalid_input: snapshot: "));
+        }
+        let json = Engine::new(EngineConfig::default()).snapshot().to_json();
+        let back = Snapshot::from_json(&json).unwrap();
+        assert_eq!(Engine::restore(back).unwrap().snapshot().to_json(), json);
+    }
 }
