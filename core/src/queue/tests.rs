@@ -1290,26 +1290,3 @@ fn random_operations_keep_invariants() {
     assert!(a.enqueued > 100 && a.completed > 0 && a.retried > 0 && a.dead > 0 && a.expired > 0);
     assert!(a.dropped > 0 && a.cancelled > 0 && b.dropped > 0);
 }
-
-/// Throughput smoke check: `cargo test --release -p chime-core queue::tests::throughput -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn throughput() {
-    let mut h = H::new();
-    let n = 300_000;
-    let start = std::time::Instant::now();
-    for i in 0..n {
-        let now = t(i);
-        h.qs.enqueue(now, req("q"), None, &h.limits, &mut h.out)
-            .unwrap();
-        let c = h.qs.claim(now, "q", "w", 1, None, &h.limits).unwrap();
-        h.qs.complete(now, c[0].job, c[0].token, &mut h.out)
-            .unwrap();
-        h.qs.advance(now, &h.limits, SEED, &mut h.out);
-        while h.out.pop().is_some() {}
-        let _ = h.qs.take_finished();
-    }
-    let per_sec = n as f64 / start.elapsed().as_secs_f64();
-    eprintln!("enqueue+claim+complete+advance: {per_sec:.0} cycles/s");
-    h.qs.check_invariants();
-}
