@@ -103,6 +103,22 @@ impl Engine {
         self.queues.stats(queue, self.clock)
     }
 
+    /// Every queue name (declared or implicit), in order.
+    pub fn queue_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.queues.queue_names()
+    }
+
+    /// Up to `limit` dead letters of `queue`, oldest death first (what
+    /// `Redrive` and `PurgeDead` act on).
+    pub fn dead_letters(&self, queue: &str, limit: usize) -> Vec<JobInfo> {
+        self.queues.dead_letters(queue, limit)
+    }
+
+    /// Jobs not yet terminal, over all queues (bounded by `Limits::live_jobs`).
+    pub fn live_jobs(&self) -> usize {
+        self.queues.live_jobs()
+    }
+
     /// A job (until pruned by retention).
     pub fn job(&self, id: JobId) -> Option<JobInfo> {
         self.queues.job(id)

@@ -89,6 +89,19 @@ fn dead_letter_versus_drop() {
         (drop.dead, drop.totals.dead, drop.totals.dropped),
         (0, 0, 1)
     );
+    // Dead letters are listable; dropped jobs are not among them.
+    let listed: Vec<_> = h
+        .engine
+        .dead_letters("dl", 10)
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(listed, [a]);
+    assert!(h.engine.dead_letters("drop", 10).is_empty());
+    assert!(h.engine.dead_letters("no-such-queue", 10).is_empty());
+    let names: Vec<_> = h.engine.queue_names().collect();
+    assert_eq!(names, ["dl", "drop"]);
+    assert_eq!(h.engine.live_jobs(), 0);
 }
 
 #[test]

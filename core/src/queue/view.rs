@@ -41,7 +41,6 @@ impl Queues {
     }
 
     /// Up to `limit` dead letters of `queue`, oldest death first.
-    #[allow(dead_code)] // engine getter, not wired yet (tests use it)
     pub fn dead_letters(&self, queue: &str, limit: usize) -> Vec<JobInfo> {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
@@ -51,13 +50,11 @@ impl Queues {
     }
 
     /// Every queue name, in order.
-    #[allow(dead_code)] // engine getter, not wired yet (tests use it)
     pub fn queue_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.queues.keys().map(String::as_str)
     }
 
     /// Jobs not yet terminal (what `Limits::live_jobs` bounds).
-    #[allow(dead_code)] // engine getter, not wired yet (tests use it)
     pub fn live_jobs(&self) -> usize {
         self.idx.live
     }
