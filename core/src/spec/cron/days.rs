@@ -132,12 +132,14 @@ impl Days {
     /// Parses the day-of-month field (not `*`/`?`, handled by the caller).
     pub fn parse_dom(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
         for (at, item) in f.items()? {
-            let upper = item.to_ascii_uppercase();
-            if upper == "L" {
+            let bytes = item.as_bytes();
+            if item.eq_ignore_ascii_case("L") {
                 self.dom_last |= 1;
-            } else if upper == "LW" {
+            } else if item.eq_ignore_ascii_case("LW") {
                 self.dom_last_weekday = true;
-            } else if let Some(n) = upper.strip_prefix("L-") {
+            } else if let [b'L' | b'l', b'-', ..] = bytes {
+                // Both bytes are ASCII: byte 2 is a char boundary.
+                let n = &item[2..];
                 let n = f
                     .value(at + 2, n, None)
                     .map_err(|_| f.err(format_args!("day-of-month {item} offset must be 1-30")))?;
@@ -145,7 +147,7 @@ impl Days {
                     return Err(f.err(format_args!("day-of-month {item} offset must be 1-30")));
                 }
                 self.dom_last |= 1 << n;
-            } else if let Some(day) = upper.strip_suffix('W') {
+            } else if let Some(day) = item.strip_suffix(['W', 'w']) {
                 if day.is_empty() || !day.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(f.err_at(
                         at,
@@ -166,7 +168,7 @@ impl Days {
     /// Parses the day-of-week field (without `+`; not `*`/`?`).
     pub fn parse_dow(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
         for (at, item) in f.items()? {
-            let (base, occurrence) = match item.split_once('#') {
+            let (base, occurrence) = match split_once_hash(item) {
                 Some((base, occ)) => (base, Some((at + base.len() + 1, occ))),
                 None if item.len() > 1 && item.ends_with(['L', 'l']) => {
                     (&item[..item.len() - 1], Some((at + item.len() - 1, "L")))
@@ -209,6 +211,12 @@ impl Days {
     }
 }
 
+/// `item.split_once('#')`, searching bytes.
+fn split_once_hash(item: &str) -> Option<(&str, &str)> {
+    let i = item.bytes().position(|b| b == b'#')?;
+    Some((&item[..i], &item[i + 1..]))
+}
+
 /// Rotates a 7-bit weekday set right by `by` (0..7): bit j of the result is
 /// bit (j + by) % 7 of `set`.
 #[inline]
@@ -239,7 +247,8 @@ mod tests {
             kind,
             text,
             number: 1,
-            column: 0,
+            whole: text,
+            start: 0,
         };
         if !days.dom_star {
             days.parse_dom(&field(&DOM, dom)).unwrap();

@@ -55,6 +55,17 @@ impl Kind {
     }
 }
 
+impl Run {
+    /// What `*` selects in a field of `kind`.
+    pub fn wild(kind: &Kind) -> Run {
+        Run {
+            lo: kind.min,
+            hi: kind.wild_max,
+            step: 1,
+        }
+    }
+}
+
 /// An arithmetic run of values `lo, lo+step, … <= hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Run {
@@ -67,6 +78,10 @@ impl Run {
     /// The values as bits (`bit v` set for value `v`); fields up to 63 only.
     pub fn bits(self) -> u64 {
         debug_assert!(self.hi < 64 && self.step >= 1);
+        if self.step == 1 {
+            // Bits lo..=hi (none when lo > hi).
+            return (u64::MAX >> (63 - self.hi)) & (u64::MAX.checked_shl(self.lo).unwrap_or(0));
+        }
         let mut bits = 0u64;
         let mut v = self.lo;
         while v <= self.hi {
@@ -84,8 +99,50 @@ pub(super) struct Field<'a> {
     pub text: &'a str,
     /// 1-based position among the cron fields (a prefix is not counted).
     pub number: usize,
-    /// 0-based character column of `text` in the whole expression.
-    pub column: usize,
+    /// The whole expression, for columns in error messages.
+    pub whole: &'a str,
+    /// Byte offset of `text` in `whole` (columns are counted in characters,
+    /// only when an error is built).
+    pub start: usize,
+}
+
+/// The list items of a field with their byte offsets (see [`Field::items`]).
+pub(super) struct Items<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = (usize, &'a str);
+
+    fn next(&mut self) -> Option<(usize, &'a str)> {
+        let start = self.pos;
+        let rest = self.text.get(start..)?;
+        let len = find(rest, b',').unwrap_or(rest.len());
+        self.pos = start + len + 1;
+        Some((start, &rest[..len]))
+    }
+}
+
+/// Byte offset of the first `b` (an ASCII byte) in `text`.
+#[inline]
+pub(super) fn find(text: &str, b: u8) -> Option<usize> {
+    text.bytes().position(|c| c == b)
+}
+
+/// `text.split_once(b)` for an ASCII byte `b`.
+#[inline]
+fn split_once(text: &str, b: u8) -> Option<(&str, &str)> {
+    let i = find(text, b)?;
+    // `b` is ASCII, so both sides are at char boundaries.
+    Some((&text[..i], &text[i + 1..]))
+}
+
+/// The first byte that is not an ASCII digit, with the char starting there.
+fn first_non_digit(text: &str) -> Option<(usize, char)> {
+    let i = text.bytes().position(|b| !b.is_ascii_digit())?;
+    // Every byte before `i` is ASCII, so `i` is a char boundary.
+    text[i..].chars().next().map(|c| (i, c))
 }
 
 impl<'a> Field<'a> {
@@ -96,43 +153,45 @@ impl<'a> Field<'a> {
 
     /// An error about the character at byte `offset` of the field text.
     pub fn err_at(&self, offset: usize, what: impl std::fmt::Display) -> SpecError {
-        let column = self.column + self.text[..offset].chars().count() + 1;
+        let column = self.whole[..self.start + offset].chars().count() + 1;
         SpecError::invalid(format!("{what} at field {}, column {column}", self.number))
     }
 
     /// Splits the field into list items, each with its byte offset; an empty
     /// item (`1,,2`, `1,`) is an error.
-    pub fn items(&self) -> Result<impl Iterator<Item = (usize, &'a str)> + 'a, SpecError> {
+    pub fn items(&self) -> Result<Items<'a>, SpecError> {
         let text = self.text;
-        let mut offset = 0;
-        for item in text.split(',') {
-            if item.is_empty() {
-                return Err(self.err_at(
-                    offset.min(text.len()),
-                    format_args!("empty list item in {} {text:?}", self.kind.name),
-                ));
+        let bytes = text.as_bytes();
+        // Byte offset of the item being scanned; an empty one is an error.
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b',' {
+                if i == start {
+                    break;
+                }
+                start = i + 1;
             }
-            offset += item.len() + 1;
         }
-        let mut offset = 0;
-        Ok(text.split(',').map(move |item| {
-            let at = offset;
-            offset += item.len() + 1;
-            (at, item)
-        }))
+        if start == bytes.len() || bytes[start] == b',' {
+            return Err(self.err_at(
+                start,
+                format_args!("empty list item in {} {text:?}", self.kind.name),
+            ));
+        }
+        Ok(Items { text, pos: 0 })
     }
 
     /// Parses one generic item at byte `at`: `*`, `v`, `a-b`, `*/s`, `a-b/s`
     /// or `a/s` (= `a-max/s`).
     pub fn run(&self, at: usize, item: &str) -> Result<Run, SpecError> {
         let kind = self.kind;
-        let (base, step) = match item.split_once('/') {
+        let (base, step) = match split_once(item, b'/') {
             Some((base, step)) => (base, Some(self.step(at + base.len() + 1, step)?)),
             None => (item, None),
         };
         let (lo, hi) = if base == "*" {
             (kind.min, kind.wild_max)
-        } else if let Some((a, b)) = base.split_once('-') {
+        } else if let Some((a, b)) = split_once(base, b'-') {
             let lo = self.value(at, a, None)?;
             let hi = self.value(at + a.len() + 1, b, Some(lo))?;
             if lo > hi {
@@ -163,7 +222,7 @@ impl<'a> Field<'a> {
         if text.is_empty() {
             return Err(self.err_at(at, format_args!("missing step after '/' in {}", kind.name)));
         }
-        if let Some((i, c)) = text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        if let Some((i, c)) = first_non_digit(text) {
             return Err(self.bad_char(at + i, c));
         }
         let step = parse_digits(text);
@@ -191,8 +250,7 @@ impl<'a> Field<'a> {
             };
             return Err(self.err_at(at, format_args!("{what} in {} {:?}", kind.name, self.text)));
         }
-        if text.bytes().all(|b| b.is_ascii_digit()) {
-            let v = parse_digits(text);
+        if let Some(v) = digits(text) {
             if v < u64::from(kind.min) || v > u64::from(kind.max) {
                 return Err(self.err(format_args!(
                     "{} {text} out of range {}-{}",
@@ -213,10 +271,7 @@ impl<'a> Field<'a> {
                 _ => v,
             });
         }
-        let (i, c) = text
-            .char_indices()
-            .find(|(_, c)| !c.is_ascii_digit())
-            .unwrap_or((0, '?'));
+        let (i, c) = first_non_digit(text).unwrap_or((0, '?'));
         Err(self.bad_char(at + i, c))
     }
 
@@ -243,6 +298,19 @@ impl<'a> Field<'a> {
     }
 }
 
+/// All-digit text to a number (saturating), else `None`.
+#[inline]
+fn digits(text: &str) -> Option<u64> {
+    let mut v = 0u64;
+    for b in text.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+    }
+    Some(v)
+}
+
 /// Digits to a number, saturating (the caller reports it out of range).
 fn parse_digits(text: &str) -> u64 {
     text.bytes().fold(0u64, |acc, b| {
@@ -259,7 +327,8 @@ mod tests {
             kind,
             text,
             number: 1,
-            column: 0,
+            whole: text,
+            start: 0,
         }
     }
 

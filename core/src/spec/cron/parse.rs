@@ -2,7 +2,7 @@
 //! and the dispatch of each field to its parser.
 
 use super::days::Days;
-use super::field::{DOM, DOW, Field, HOUR, Kind, MINUTE, MONTH, SECOND, YEAR};
+use super::field::{DOM, DOW, Field, HOUR, Kind, MINUTE, MONTH, Run, SECOND, YEAR};
 use super::years::Years;
 use super::{CronSpec, ParsedCron};
 use crate::spec::SpecError;
@@ -21,47 +21,109 @@ const MACROS: [(&str, &str); 7] = [
     ("@hourly", "0 * * * *"),
 ];
 
+/// Most words an expression can have: the 7 fields (a prefix is taken off
+/// before counting).
+const MAX_FIELDS: usize = 7;
+
+/// Up to [`MAX_FIELDS`] words with their byte offsets, plus how many words
+/// there were in all (for the "found N" messages).
+struct Words<'a> {
+    words: [(usize, &'a str); MAX_FIELDS],
+    count: usize,
+}
+
+impl<'a> Words<'a> {
+    fn collect(first: Option<(usize, &'a str)>, rest: Tokens<'a>) -> Words<'a> {
+        let mut words = Words {
+            words: [(0, ""); MAX_FIELDS],
+            count: 0,
+        };
+        for word in first.into_iter().chain(rest) {
+            if let Some(slot) = words.words.get_mut(words.count) {
+                *slot = word;
+            }
+            words.count += 1;
+        }
+        words
+    }
+
+    /// The words kept (all of them when there are at most [`MAX_FIELDS`]).
+    fn kept(&self) -> &[(usize, &'a str)] {
+        &self.words[..self.count.min(MAX_FIELDS)]
+    }
+}
+
 /// Parses a whole expression (see `docs/spec.md`).
 pub(super) fn parse(text: &str) -> Result<ParsedCron, SpecError> {
-    let mut tokens = tokens(text).peekable();
+    let mut tokens = Tokens { text, pos: 0 };
+    let mut first = tokens.next();
     let mut tz = None;
-    if let Some(&(_, first)) = tokens.peek()
-        && let Some((key, zone)) = prefix(first)
+    if let Some((_, word)) = first
+        && let Some((key, zone)) = prefix(word)
     {
-        tokens.next();
         if zone.is_empty() {
             return Err(SpecError::invalid(format!("empty zone name after {key}")));
         }
-        if tokens.peek().is_none() {
+        first = tokens.next();
+        if first.is_none() {
             return Err(SpecError::invalid(format!(
                 "{key}{zone} must be followed by a cron expression"
             )));
         }
         tz = Some(zone.to_string());
     }
-    let fields: Vec<(usize, &str)> = tokens.collect();
-    let cron = match fields.as_slice() {
+    let words = Words::collect(first, tokens);
+    let cron = match words.kept() {
         [] => return Err(SpecError::invalid("empty cron expression")),
         [(_, word)] if word.starts_with('@') => expand_macro(word)?,
         [(_, word), ..] if word.starts_with('@') => {
             return Err(SpecError::invalid(format!(
                 "macro {word} must stand alone, found {} more fields",
-                fields.len() - 1
+                words.count - 1
             )));
         }
-        _ => parse_fields(text, &fields)?,
+        _ => parse_fields(text, &words)?,
     };
     Ok(ParsedCron { cron, tz })
 }
 
-/// Whitespace-separated words with their byte offsets in `text`.
-fn tokens(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split_ascii_whitespace()
-        .map(move |word| (word.as_ptr() as usize - text.as_ptr() as usize, word))
+/// Words separated by ASCII whitespace (as `str::split_ascii_whitespace`),
+/// with their byte offsets in `text`.
+struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = (usize, &'a str);
+
+    fn next(&mut self) -> Option<(usize, &'a str)> {
+        let bytes = self.text.as_bytes();
+        let mut i = self.pos;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == bytes.len() {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        self.pos = i;
+        // Both ends are at ASCII bytes or the ends of the text: char
+        // boundaries.
+        Some((start, &self.text[start..i]))
+    }
 }
 
 /// `CRON_TZ=Europe/Paris` → `("CRON_TZ=", "Europe/Paris")`.
 fn prefix(word: &str) -> Option<(&'static str, &str)> {
+    // Every prefix ends in '='; most words have none.
+    if !word.as_bytes().contains(&b'=') {
+        return None;
+    }
     ["CRON_TZ=", "TZ="].into_iter().find_map(|key| {
         let head = word.get(..key.len())?;
         head.eq_ignore_ascii_case(key)
@@ -80,13 +142,19 @@ fn expand_macro(word: &str) -> Result<CronSpec, SpecError> {
             known.join(" ")
         )));
     };
-    let words: Vec<(usize, &str)> = tokens(fields).collect();
+    let words = Words::collect(
+        None,
+        Tokens {
+            text: fields,
+            pos: 0,
+        },
+    );
     parse_fields(fields, &words)
 }
 
 /// Parses 5, 6 or 7 fields; `text` is the whole expression, for columns.
-fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecError> {
-    let kinds: &[&'static Kind] = match fields.len() {
+fn parse_fields(text: &str, words: &Words<'_>) -> Result<CronSpec, SpecError> {
+    let kinds: &[&'static Kind] = match words.count {
         5 => &[&MINUTE, &HOUR, &DOM, &MONTH, &DOW],
         6 => &[&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW],
         7 => &[&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW, &YEAR],
@@ -105,17 +173,15 @@ fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecEr
         years: None,
         weekly: 0,
     };
-    for (i, (&(offset, word), &kind)) in fields.iter().zip(kinds).enumerate() {
-        let column = text
-            .get(..offset)
-            .map_or(offset, |head| head.chars().count());
+    for (i, (&(offset, word), &kind)) in words.kept().iter().zip(kinds).enumerate() {
         let mut field = Field {
             kind,
             text: word,
             number: i + 1,
-            column,
+            whole: text,
+            start: offset,
         };
-        if kind.name == DOW.name
+        if std::ptr::eq(kind, &DOW)
             && let Some(rest) = word.strip_prefix('+')
         {
             if rest.is_empty() {
@@ -123,7 +189,7 @@ fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecEr
             }
             spec.days.and = true;
             field.text = rest;
-            field.column += 1;
+            field.start += 1;
         }
         parse_field(&mut spec, &field)?;
     }
@@ -135,20 +201,21 @@ fn parse_fields(text: &str, fields: &[(usize, &str)]) -> Result<CronSpec, SpecEr
 }
 
 fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
-    let star = f.text == "*" || f.text == "?";
     let kind = f.kind;
-    if f.text == "?" && kind.name != DOM.name && kind.name != DOW.name {
+    let (dom, dow) = (std::ptr::eq(kind, &DOM), std::ptr::eq(kind, &DOW));
+    let star = f.text == "*" || f.text == "?";
+    if f.text == "?" && !dom && !dow {
         return Err(f.bad_char(0, '?'));
     }
-    if kind.name == DOM.name {
+    if dom {
         spec.days.dom_star = star;
         return if star { Ok(()) } else { spec.days.parse_dom(f) };
     }
-    if kind.name == DOW.name {
+    if dow {
         spec.days.dow_star = star;
         return if star { Ok(()) } else { spec.days.parse_dow(f) };
     }
-    if kind.name == YEAR.name {
+    if std::ptr::eq(kind, &YEAR) {
         if f.text != "*" {
             let mut years = Years::new();
             for (at, item) in f.items()? {
@@ -159,16 +226,25 @@ fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
         }
         return Ok(());
     }
-    let mut bits = 0u64;
-    for (at, item) in f.items()? {
-        bits |= f.run(at, item)?.bits();
-    }
-    match kind.name {
-        n if n == SECOND.name => spec.seconds = bits,
-        n if n == MINUTE.name => spec.minutes = bits,
-        n if n == HOUR.name => spec.hours = bits as u32,
-        n if n == MONTH.name => spec.months = bits as u16,
-        _ => unreachable!("every field kind is handled"),
+    let bits = if star {
+        // `*` (a `?` was refused above).
+        Run::wild(kind).bits()
+    } else {
+        let mut bits = 0u64;
+        for (at, item) in f.items()? {
+            bits |= f.run(at, item)?.bits();
+        }
+        bits
+    };
+    if std::ptr::eq(kind, &SECOND) {
+        spec.seconds = bits;
+    } else if std::ptr::eq(kind, &MINUTE) {
+        spec.minutes = bits;
+    } else if std::ptr::eq(kind, &HOUR) {
+        spec.hours = bits as u32;
+    } else {
+        debug_assert!(std::ptr::eq(kind, &MONTH));
+        spec.months = bits as u16;
     }
     Ok(())
 }

@@ -334,3 +334,262 @@ fn star_means_exactly_star() {
     assert!(!spec("0 0 * * MON").matches_civil(tue));
     assert!(!spec("0 0 ? * MON").matches_civil(tue));
 }
+
+/// Pieces the differential generator joins into random expressions: valid
+/// and invalid items, modifiers, names in any case, odd whitespace and
+/// non-ASCII characters, prefixes and macros.
+const PIECES: &[&str] = &[
+    "*",
+    "?",
+    "0",
+    "1",
+    "5",
+    "7",
+    "9",
+    "12",
+    "15",
+    "23",
+    "29",
+    "30",
+    "31",
+    "32",
+    "59",
+    "60",
+    "1970",
+    "2026",
+    "9999",
+    "10000",
+    "007",
+    "99999999999999999999999",
+    "-",
+    "/",
+    ",",
+    "#",
+    "L",
+    "l",
+    "W",
+    "w",
+    "LW",
+    "lw",
+    "L-",
+    "L-3",
+    "l-30",
+    "L-31",
+    "+",
+    "jan",
+    "FEB",
+    "Dec",
+    "FOO",
+    "mon",
+    "FRI",
+    "sun",
+    "SAT",
+    "x",
+    "é",
+    "＊",
+    "@",
+    "@daily",
+    "@DAILY",
+    "@foo",
+    "@every",
+    "*/",
+    "/0",
+    "/5",
+    "/61",
+    "1-5",
+    "5-1",
+    "FRI-SUN",
+    "#3",
+    "#L",
+    "#6",
+    "#0",
+    "#x",
+    " ",
+    " ",
+    "  ",
+    "\t",
+    "\u{b}",
+    "\u{3000}",
+    "\n",
+    "CRON_TZ=",
+    "TZ=",
+    "tz=Europe/Paris",
+    "CRON_TZ=UTC ",
+];
+
+/// Writes `Debug` of `CronSpec::parse` (and `Spec::parse` errors) for many
+/// generated expressions to `$CRON_DUMP`, so two builds can be diffed.
+#[test]
+#[ignore = "writes a dump for comparing parser builds; run with CRON_DUMP=path"]
+fn dump_parse_results() {
+    use std::fmt::Write as _;
+    let Ok(path) = std::env::var("CRON_DUMP") else {
+        return;
+    };
+    let mut out = String::new();
+    let mut seed = 42u64;
+    let mut texts: Vec<String> = MINUTE_SPECS
+        .iter()
+        .chain(SECOND_SPECS)
+        .map(|s| s.to_string())
+        .collect();
+    // Mostly well-formed fields, so later fields are reached too.
+    const ITEMS: &[&str] = &[
+        "*",
+        "?",
+        "0",
+        "1",
+        "2",
+        "5",
+        "6",
+        "7",
+        "9",
+        "12",
+        "13",
+        "15",
+        "23",
+        "28",
+        "29",
+        "30",
+        "31",
+        "32",
+        "59",
+        "60",
+        "1-5",
+        "5-1",
+        "0-6",
+        "1-7",
+        "9-17",
+        "jan",
+        "Mar",
+        "DEC",
+        "mon",
+        "FRI",
+        "sun",
+        "SAT",
+        "MON-FRI",
+        "FRI-SUN",
+        "jan-mar",
+        "L",
+        "l",
+        "LW",
+        "lw",
+        "L-2",
+        "l-30",
+        "L-31",
+        "L-0",
+        "L-x",
+        "15W",
+        "1w",
+        "31W",
+        "W",
+        "xW",
+        "5L",
+        "FRI#3",
+        "5#3",
+        "0#L",
+        "7#5",
+        "1#6",
+        "1#0",
+        "1#",
+        "#2",
+        "*#2",
+        "L#2",
+        "1970",
+        "2026",
+        "2027-2029",
+        "9999",
+        "10000",
+        "*/5",
+        "*/0",
+        "*/61",
+        "5/15",
+        "1-5/2",
+        "0/",
+        "2026/2",
+        "007",
+        "é",
+        "＊",
+        "+",
+        "+MON",
+        "+1-5",
+        "?",
+        "x",
+        "-",
+        "/",
+        "",
+    ];
+    const VALID: [&[&str]; 7] = [
+        &[
+            "*", "0", "5", "30", "59", "*/5", "1-5", "10-20/5", "5/15", "007",
+        ],
+        &["*", "0", "5", "30", "59", "*/5", "1-5", "10-20/5", "5/15"],
+        &["*", "0", "9", "23", "9-17", "*/3", "22-23/1"],
+        &[
+            "*", "?", "1", "15", "31", "L", "lw", "L-2", "15W", "1-7", "*/2", "29",
+        ],
+        &["*", "1", "2", "12", "jan", "Mar-jun", "*/3", "OCT"],
+        &[
+            "*", "?", "1-5", "MON", "fri-sun", "5L", "FRI#3", "+MON", "0", "7", "sun#l", "*/2",
+        ],
+        &["*", "2026", "2027-2029", "2026/2", "9999"],
+    ];
+    for _ in 0..300_000 {
+        let mut text = String::new();
+        if rng(&mut seed).is_multiple_of(8) {
+            text.push_str(
+                ["CRON_TZ=UTC ", "TZ=utc\t", "cron_tz= ", "TZ=Europe/Paris "]
+                    [rng(&mut seed) as usize % 4],
+            );
+        }
+        let structured = !rng(&mut seed).is_multiple_of(4);
+        let fields = if structured {
+            5 + rng(&mut seed) % 3
+        } else {
+            rng(&mut seed) % 9
+        };
+        for f in 0..fields {
+            if f > 0 {
+                text.push_str([" ", " ", " ", "\t", "  ", "\u{3000}"][rng(&mut seed) as usize % 6]);
+            }
+            if structured {
+                // Field kinds by position (6 and 7 fields start with seconds).
+                let kind = if fields == 5 { f + 1 } else { f };
+                let items = 1 + rng(&mut seed) % 3;
+                for i in 0..items {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    let r = rng(&mut seed) as usize;
+                    let pool = if r.is_multiple_of(5) {
+                        ITEMS
+                    } else {
+                        VALID[kind as usize]
+                    };
+                    text.push_str(pool[(r >> 8) % pool.len()]);
+                }
+                continue;
+            }
+            let parts = 1 + rng(&mut seed) % 4;
+            for _ in 0..parts {
+                let p = if rng(&mut seed).is_multiple_of(3) {
+                    PIECES[rng(&mut seed) as usize % PIECES.len()]
+                } else {
+                    ["*", "1", "5", "0", "12", ",", "-", "/", "*/", "L", "W", "#"]
+                        [rng(&mut seed) as usize % 12]
+                };
+                text.push_str(p);
+            }
+        }
+        texts.push(text);
+    }
+    let opts = crate::spec::SpecOptions::default();
+    for text in &texts {
+        let spec = match crate::spec::Spec::parse(text, &opts) {
+            Ok(s) => format!("ok {}", s.zone_name()),
+            Err(e) => format!("{} {e}", e.code()),
+        };
+        writeln!(out, "{text:?} => {:?} | {spec}", CronSpec::parse(text)).unwrap();
+    }
+    std::fs::write(path, out).unwrap();
+}
