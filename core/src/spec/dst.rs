@@ -88,6 +88,7 @@ pub(crate) struct ZonedCron {
 impl ZonedCron {
     /// Parses cron text; the zone is `opts.tz`, else the `CRON_TZ=`/`TZ=`
     /// prefix, else UTC. Both given and naming different zones is an error.
+    #[inline]
     pub(crate) fn parse(text: &str, opts: &SpecOptions) -> Result<ZonedCron, SpecError> {
         let parsed = CronSpec::parse(text)?;
         let zone = match (&opts.tz, &parsed.tz) {

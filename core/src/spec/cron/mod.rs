@@ -63,6 +63,7 @@ impl CronSpec {
     /// Errors are [`SpecError::InvalidSpec`] naming the field (1-based, the
     /// prefix not counted) and, for a bad character, its column, e.g.
     /// `invalid_spec: day-of-month 32 out of range 1-31 at field 3`.
+    #[inline]
     pub fn parse(text: &str) -> Result<ParsedCron, SpecError> {
         parse::parse(text)
     }

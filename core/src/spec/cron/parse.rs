@@ -21,39 +21,8 @@ const MACROS: [(&str, &str); 7] = [
     ("@hourly", "0 * * * *"),
 ];
 
-/// Most words an expression can have: the 7 fields (a prefix is taken off
-/// before counting).
-const MAX_FIELDS: usize = 7;
-
-/// Up to [`MAX_FIELDS`] words with their byte offsets, plus how many words
-/// there were in all (for the "found N" messages).
-struct Words<'a> {
-    words: [(usize, &'a str); MAX_FIELDS],
-    count: usize,
-}
-
-impl<'a> Words<'a> {
-    fn collect(first: Option<(usize, &'a str)>, rest: Tokens<'a>) -> Words<'a> {
-        let mut words = Words {
-            words: [(0, ""); MAX_FIELDS],
-            count: 0,
-        };
-        for word in first.into_iter().chain(rest) {
-            if let Some(slot) = words.words.get_mut(words.count) {
-                *slot = word;
-            }
-            words.count += 1;
-        }
-        words
-    }
-
-    /// The words kept (all of them when there are at most [`MAX_FIELDS`]).
-    fn kept(&self) -> &[(usize, &'a str)] {
-        &self.words[..self.count.min(MAX_FIELDS)]
-    }
-}
-
 /// Parses a whole expression (see `docs/spec.md`).
+#[inline(always)]
 pub(super) fn parse(text: &str) -> Result<ParsedCron, SpecError> {
     let mut tokens = Tokens { text, pos: 0 };
     let mut first = tokens.next();
@@ -72,23 +41,28 @@ pub(super) fn parse(text: &str) -> Result<ParsedCron, SpecError> {
         }
         tz = Some(zone.to_string());
     }
-    let words = Words::collect(first, tokens);
-    let cron = match words.kept() {
-        [] => return Err(SpecError::invalid("empty cron expression")),
-        [(_, word)] if word.starts_with('@') => expand_macro(word)?,
-        [(_, word), ..] if word.starts_with('@') => {
+    let Some((at, word)) = first else {
+        return Err(SpecError::invalid("empty cron expression"));
+    };
+    // Counted first: the field count decides each field's kind.
+    let count = 1 + tokens.clone().count();
+    let cron = if word.starts_with('@') {
+        if count > 1 {
             return Err(SpecError::invalid(format!(
                 "macro {word} must stand alone, found {} more fields",
-                words.count - 1
+                count - 1
             )));
         }
-        _ => parse_fields(text, &words)?,
+        expand_macro(word)?
+    } else {
+        parse_fields(text, std::iter::once((at, word)).chain(tokens), count)?
     };
     Ok(ParsedCron { cron, tz })
 }
 
 /// Words separated by ASCII whitespace (as `str::split_ascii_whitespace`),
 /// with their byte offsets in `text`.
+#[derive(Clone)]
 struct Tokens<'a> {
     text: &'a str,
     pos: usize,
@@ -97,6 +71,7 @@ struct Tokens<'a> {
 impl<'a> Iterator for Tokens<'a> {
     type Item = (usize, &'a str);
 
+    #[inline]
     fn next(&mut self) -> Option<(usize, &'a str)> {
         let bytes = self.text.as_bytes();
         let mut i = self.pos;
@@ -142,19 +117,21 @@ fn expand_macro(word: &str) -> Result<CronSpec, SpecError> {
             known.join(" ")
         )));
     };
-    let words = Words::collect(
-        None,
-        Tokens {
-            text: fields,
-            pos: 0,
-        },
-    );
-    parse_fields(fields, &words)
+    let words = Tokens {
+        text: fields,
+        pos: 0,
+    };
+    parse_fields(fields, words, 5)
 }
 
 /// Parses 5, 6 or 7 fields; `text` is the whole expression, for columns.
-fn parse_fields(text: &str, words: &Words<'_>) -> Result<CronSpec, SpecError> {
-    let kinds: &[&'static Kind] = match words.count {
+#[inline(always)]
+fn parse_fields<'a>(
+    text: &'a str,
+    words: impl Iterator<Item = (usize, &'a str)>,
+    count: usize,
+) -> Result<CronSpec, SpecError> {
+    let kinds: &[&'static Kind] = match count {
         5 => &[&MINUTE, &HOUR, &DOM, &MONTH, &DOW],
         6 => &[&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW],
         7 => &[&SECOND, &MINUTE, &HOUR, &DOM, &MONTH, &DOW, &YEAR],
@@ -173,7 +150,7 @@ fn parse_fields(text: &str, words: &Words<'_>) -> Result<CronSpec, SpecError> {
         years: None,
         weekly: 0,
     };
-    for (i, (&(offset, word), &kind)) in words.kept().iter().zip(kinds).enumerate() {
+    for (i, ((offset, word), &kind)) in words.zip(kinds).enumerate() {
         let mut field = Field {
             kind,
             text: word,
