@@ -226,7 +226,7 @@ pub(super) fn rotate_week(set: u8, by: u32) -> u64 {
 }
 
 /// Weekday bits 0..=7 to 0..=6 (7 is Sunday, like 0).
-fn fold_sunday(bits: u64) -> u8 {
+pub(super) fn fold_sunday(bits: u64) -> u8 {
     ((bits | bits >> 7) & 0x7f) as u8
 }
 

@@ -217,7 +217,7 @@ impl<'a> Field<'a> {
         })
     }
 
-    fn step(&self, at: usize, text: &str) -> Result<u32, SpecError> {
+    pub fn step(&self, at: usize, text: &str) -> Result<u32, SpecError> {
         let kind = self.kind;
         if text.is_empty() {
             return Err(self.err_at(at, format_args!("missing step after '/' in {}", kind.name)));

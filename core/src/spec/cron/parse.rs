@@ -1,7 +1,7 @@
 //! Text to [`CronSpec`]: the `CRON_TZ=`/`TZ=` prefix, macros, field count,
 //! and the dispatch of each field to its parser.
 
-use super::days::Days;
+use super::days::{Days, fold_sunday};
 use super::field::{DOM, DOW, Field, HOUR, Kind, MINUTE, MONTH, Run, SECOND, YEAR};
 use super::years::Years;
 use super::{CronSpec, ParsedCron};
@@ -177,9 +177,27 @@ fn parse_fields<'a>(
     Ok(spec)
 }
 
+#[inline(always)]
 fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
     let kind = f.kind;
     let (dom, dow) = (std::ptr::eq(kind, &DOM), std::ptr::eq(kind, &DOW));
+    if f.text.len() <= 2 && !std::ptr::eq(kind, &YEAR) && f.text.bytes().all(|b| b.is_ascii_digit())
+    {
+        // A plain number, the commonest field: what the item parser would
+        // do for a one-item list with no '/', '-', 'L', 'W' or '#'.
+        let v = f.value(0, f.text, None)?;
+        let bit = 1u64 << v;
+        if dom {
+            spec.days.dom_star = false;
+            spec.days.dom |= bit as u32;
+        } else if dow {
+            spec.days.dow_star = false;
+            spec.days.dow |= fold_sunday(bit);
+        } else {
+            set_bits(spec, kind, bit);
+        }
+        return Ok(());
+    }
     let star = f.text == "*" || f.text == "?";
     if f.text == "?" && !dom && !dow {
         return Err(f.bad_char(0, '?'));
@@ -206,6 +224,16 @@ fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
     let bits = if star {
         // `*` (a `?` was refused above).
         Run::wild(kind).bits()
+    } else if let Some(step) = f.text.strip_prefix("*/")
+        && !step.is_empty()
+        && !step.contains(',')
+    {
+        // `*/s`: what the item parser does for a one-item list.
+        Run {
+            step: f.step(2, step)?,
+            ..Run::wild(kind)
+        }
+        .bits()
     } else {
         let mut bits = 0u64;
         for (at, item) in f.items()? {
@@ -213,6 +241,13 @@ fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
         }
         bits
     };
+    set_bits(spec, kind, bits);
+    Ok(())
+}
+
+/// Stores the bits of a second, minute, hour or month field.
+#[inline(always)]
+fn set_bits(spec: &mut CronSpec, kind: &Kind, bits: u64) {
     if std::ptr::eq(kind, &SECOND) {
         spec.seconds = bits;
     } else if std::ptr::eq(kind, &MINUTE) {
@@ -223,5 +258,4 @@ fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
         debug_assert!(std::ptr::eq(kind, &MONTH));
         spec.months = bits as u16;
     }
-    Ok(())
 }
