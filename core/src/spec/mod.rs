@@ -71,9 +71,11 @@ impl Spec {
     /// [`Spec::next_after`] with the current time to check that it fires.
     pub fn parse(text: &str, opts: &SpecOptions) -> Result<Spec, SpecError> {
         let text = text.trim();
-        let kind = if let Some(rest) = strip_keyword(text, "@every") {
+        // Both keywords start with '@'; cron text rarely does.
+        let keyword = text.starts_with('@');
+        let kind = if keyword && let Some(rest) = strip_keyword(text, "@every") {
             SpecKind::Every(every::Every::parse(rest, opts.min_interval_ms)?)
-        } else if let Some(rest) = strip_keyword(text, "@at") {
+        } else if keyword && let Some(rest) = strip_keyword(text, "@at") {
             SpecKind::At(at::parse(rest, opts)?)
         } else {
             SpecKind::Cron(Box::new(dst::ZonedCron::parse(text, opts)?))

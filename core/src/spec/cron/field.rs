@@ -82,13 +82,16 @@ impl Run {
             // Bits lo..=hi (none when lo > hi).
             return (u64::MAX >> (63 - self.hi)) & (u64::MAX.checked_shl(self.lo).unwrap_or(0));
         }
-        let mut bits = 0u64;
-        let mut v = self.lo;
-        while v <= self.hi {
-            bits |= 1 << v;
-            v += self.step;
+        // Every multiple of `step` below 64, by doubling, moved to `lo` and
+        // cut at `hi`.
+        let mut pattern = 1u64;
+        let mut width = self.step;
+        while width < 64 {
+            pattern |= pattern << width;
+            width *= 2;
         }
-        bits
+        let below_hi = u64::MAX >> (63 - self.hi);
+        (pattern.checked_shl(self.lo).unwrap_or(0)) & below_hi
     }
 }
 
@@ -375,6 +378,23 @@ mod tests {
         );
         assert_eq!(run(&DOW, "*/2").unwrap().bits(), 0b101_0101);
         assert_eq!(run(&MINUTE, "007").unwrap().bits(), 1 << 7);
+    }
+
+    #[test]
+    fn bits_match_a_loop() {
+        for lo in 0..64 {
+            for hi in 0..64 {
+                for step in 1..=64 {
+                    let mut want = 0u64;
+                    let mut v = lo;
+                    while v <= hi {
+                        want |= 1 << v;
+                        v += step;
+                    }
+                    assert_eq!(Run { lo, hi, step }.bits(), want, "{lo}-{hi}/{step}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -202,6 +202,12 @@ fn parse_field(spec: &mut CronSpec, f: &Field<'_>) -> Result<(), SpecError> {
     if f.text == "?" && !dom && !dow {
         return Err(f.bad_char(0, '?'));
     }
+    if dom && f.text.eq_ignore_ascii_case("L") {
+        // What `Days::parse_dom` does for a lone `L`.
+        spec.days.dom_star = false;
+        spec.days.dom_last |= 1;
+        return Ok(());
+    }
     if dom {
         spec.days.dom_star = star;
         return if star { Ok(()) } else { spec.days.parse_dom(f) };
