@@ -27,15 +27,7 @@ fn exhaust(h: &mut Harness, now: i64, queue: &str) -> (JobId, Reply, Vec<Command
     else {
         panic!()
     };
-    let claim = Input::Claim {
-        queue: queue.into(),
-        worker: "w".into(),
-        max: 1,
-        lease_ms: None,
-    };
-    let Reply::Claimed { jobs } = h.ok(now, claim).0 else {
-        panic!()
-    };
+    let jobs = [h.claim_one(now, queue)];
     assert_eq!(jobs[0].job, job);
     let fail = Input::Fail {
         job,

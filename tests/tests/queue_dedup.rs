@@ -17,16 +17,7 @@ fn enqueue(h: &mut Harness, now: i64, queue: &str, key: &str, payload: &str) -> 
 }
 
 fn finish(h: &mut Harness, now: i64, queue: &str) {
-    let claim = Input::Claim {
-        queue: queue.into(),
-        worker: "w".into(),
-        max: 1,
-        lease_ms: None,
-    };
-    let Reply::Claimed { jobs } = h.ok(now, claim).0 else {
-        panic!()
-    };
-    let c = &jobs[0];
+    let c = &h.claim_one(now, queue);
     h.ok(
         now,
         Input::Complete {

@@ -21,16 +21,7 @@ fn setup() -> Harness {
 }
 
 fn claim(h: &mut Harness, now: i64) -> chime_core::Claimed {
-    let input = Input::Claim {
-        queue: "q".into(),
-        worker: "w".into(),
-        max: 1,
-        lease_ms: None,
-    };
-    let Reply::Claimed { mut jobs } = h.ok(now, input).0 else {
-        panic!()
-    };
-    jobs.pop().expect("a job to claim")
+    h.claim_one(now, "q")
 }
 
 #[test]

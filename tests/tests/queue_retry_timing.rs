@@ -26,15 +26,7 @@ fn waits(seed: u64, jobs: u64) -> Vec<Vec<i64>> {
         h.ok(now, Input::Enqueue(req));
         let mut w = Vec::new();
         for attempt in 1..ATTEMPTS {
-            let claim = Input::Claim {
-                queue: "q".into(),
-                worker: "w".into(),
-                max: 1,
-                lease_ms: Some(10_000_000),
-            };
-            let Reply::Claimed { jobs } = h.ok(now, claim).0 else {
-                panic!()
-            };
+            let jobs = h.claim(now, "q", 1, Some(10_000_000));
             assert_eq!(jobs[0].attempt, attempt);
             let fail = Input::Fail {
                 job: jobs[0].job,
@@ -53,15 +45,7 @@ fn waits(seed: u64, jobs: u64) -> Vec<Vec<i64>> {
             now = run_at.as_millis();
         }
         // Finish the job so the next one is claimed next.
-        let claim = Input::Claim {
-            queue: "q".into(),
-            worker: "w".into(),
-            max: 1,
-            lease_ms: None,
-        };
-        let Reply::Claimed { jobs } = h.ok(now, claim).0 else {
-            panic!()
-        };
+        let jobs = [h.claim_one(now, "q")];
         let done = Input::Complete {
             job: jobs[0].job,
             token: jobs[0].token,
@@ -111,15 +95,7 @@ fn another_seed_spreads_differently() {
 }
 
 fn claim_and_fail(h: &mut Harness, now: i64, retry_at: i64) -> Reply {
-    let claim = Input::Claim {
-        queue: "q".into(),
-        worker: "w".into(),
-        max: 1,
-        lease_ms: None,
-    };
-    let Reply::Claimed { jobs } = h.ok(now, claim).0 else {
-        panic!()
-    };
+    let jobs = [h.claim_one(now, "q")];
     let fail = Input::Fail {
         job: jobs[0].job,
         token: jobs[0].token,

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use chime_core::{
-    Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload, Reply,
-    ScheduleDef, SkipReason, Target, Timestamp,
+    Claimed, Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload,
+    Reply, ScheduleDef, SkipReason, Target, Timestamp,
 };
 
 /// Milliseconds to a timestamp.
@@ -75,6 +75,33 @@ impl Harness {
 
     pub fn advance(&mut self, now: i64) -> Vec<Command> {
         self.ok(now, Input::Advance).1
+    }
+
+    /// Claims up to `max` jobs of `queue` for worker `w` (queue's lease
+    /// unless `lease_ms` is given).
+    pub fn claim(
+        &mut self,
+        now: i64,
+        queue: &str,
+        max: u32,
+        lease_ms: Option<i64>,
+    ) -> Vec<Claimed> {
+        let input = Input::Claim {
+            queue: queue.into(),
+            worker: "w".into(),
+            max,
+            lease_ms,
+        };
+        match self.ok(now, input).0 {
+            Reply::Claimed { jobs } => jobs,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Claims the next job of `queue`, which must exist.
+    pub fn claim_one(&mut self, now: i64, queue: &str) -> Claimed {
+        let mut jobs = self.claim(now, queue, 1, None);
+        jobs.pop().expect("a job to claim")
     }
 }
 
