@@ -7,22 +7,12 @@
 //! fires, buffered releases, then due boundaries in `(due_at, name,
 //! nominal)` order, then the aggregated skip events.
 
-use crate::catchup::{self, Planned, SCAN_BUDGET};
+use crate::catchup;
 use crate::command::{Event, FireReason, SkipReason};
 use crate::engine::Engine;
 use crate::fire::Offer;
-use crate::schedule_def::{Overlap, ScheduleStatus};
+use crate::schedule_def::Overlap;
 use crate::time::Timestamp;
-
-/// What processing one popped schedule did.
-enum Step {
-    /// A boundary fired (counts against `fires_per_advance`).
-    Fired,
-    /// Something else (skipped, buffered, planned): go on.
-    Done,
-    /// The scan budget ran out: stop this advance.
-    OutOfBudget,
-}
 
 impl Engine {
     /// Moves the clock to `now` (clamped) and does everything due.
@@ -120,25 +110,17 @@ impl Engine {
 
     /// Fires the buffered fires whose predecessors ended (leader only).
     fn release_ready(&mut self) {
-        let seed = self.config.seed;
         while let Some(name) = self.schedules.ready.pop_first() {
             let idx = self.schedules.idx(&name).expect("ready schedule exists");
             let s = self.schedules.at_mut(idx);
-            let id = s
+            let b = s
                 .take_buffered()
                 .expect("ready schedule has a buffered fire");
-            let due_at = match id.extra {
-                None => s.due_of(seed, id.nominal),
-                Some(_) => id.nominal,
-            };
             let track = s.overlap != Overlap::Allow;
-            let grid = id.extra.is_none();
-            let nominal = id.nominal;
-            if self
-                .emit_fire(idx, id, due_at, FireReason::Buffered, track)
-                .is_err()
-                && grid
-            {
+            let grid = b.fire.extra.is_none();
+            let nominal = b.fire.nominal;
+            let fired = self.emit_fire(idx, b.fire, b.due_at, FireReason::Buffered, track, b.target);
+            if fired.is_err() && grid {
                 let s = self.schedules.at_mut(idx);
                 s.n.skipped += 1;
                 self.skips
@@ -151,7 +133,6 @@ impl Engine {
     fn fire_due(&mut self) {
         let now = self.clock;
         let mut fires = 0u32;
-        let mut scan = SCAN_BUDGET;
         self.backlog = false;
         loop {
             if fires >= self.config.limits.fires_per_advance {
@@ -161,36 +142,31 @@ impl Engine {
             let Some(idx) = self.schedules.pop_due(now) else {
                 return;
             };
-            match self.step(idx, &mut scan) {
-                Step::Fired => fires += 1,
-                Step::Done => {}
-                Step::OutOfBudget => {
-                    self.schedules.index(idx);
-                    self.backlog = true;
-                    return;
-                }
+            if self.step(idx) {
+                fires += 1;
             }
         }
     }
 
     /// One popped schedule (out of the due index; re-indexed here).
-    fn step(&mut self, idx: u32, scan: &mut u64) -> Step {
+    /// Returns whether a boundary fired.
+    fn step(&mut self, idx: u32) -> bool {
         let (now, seed) = (self.clock, self.config.seed);
         let s = self.schedules.at_mut(idx);
         let c = s.cursor.expect("indexed schedule has a cursor");
         let next = s.next_boundary(c);
         let backlog = next.is_some_and(|n| s.due_of(seed, n) <= now);
-        let too_old = c.as_millis() < now.as_millis().saturating_sub(s.catchup().window_ms);
-        if s.status == ScheduleStatus::Paused || backlog || too_old {
-            let planned = catchup::plan(s, seed, now, scan, &mut self.skips, &mut self.out);
-            if planned == Planned::OutOfBudget {
-                return Step::OutOfBudget;
-            }
-            if s.cursor != Some(c) || s.status != ScheduleStatus::Active {
+        let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
+        let plain = !s.is_paused() && s.pause_log().is_empty() && s.due_at.as_millis() >= cutoff;
+        if !plain || backlog {
+            catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
+            if s.cursor != Some(c) {
+                // Skipped up to a later boundary: it is popped again when due.
                 self.schedules.index(idx);
-                return Step::Done;
+                return false;
             }
         }
+        assert!(!s.segment_at(c).0, "a paused boundary is never offered");
         let reason = if backlog {
             FireReason::Catchup
         } else {
@@ -211,9 +187,6 @@ impl Engine {
         }
         s.move_cursor(c, next, seed, &mut self.out);
         self.schedules.index(idx);
-        match offer {
-            Offer::Fired => Step::Fired,
-            _ => Step::Done,
-        }
+        matches!(offer, Offer::Fired)
     }
 }

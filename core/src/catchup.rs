@@ -1,23 +1,18 @@
 //! Catch-up: which due boundaries of a schedule may fire at an advance.
 //!
-//! Boundaries whose nominal time is older than `now - catchup.window_ms`
-//! are skipped (`too_old`); of the rest that are due, at most `catchup.max`
-//! — the most recent — stay selected and the older ones are skipped
-//! (`catchup_cap`). A paused schedule skips every due boundary (`paused`).
-//! Skips are counted exactly: `@every` grids arithmetically (a backlog of
-//! 10^9 boundaries costs O(1)); other specs are walked with `next_after`,
-//! at most [`SCAN_BUDGET`] steps per advance, and a longer walk continues
-//! on the next advance (`poll_timeout` then returns the clock).
+//! A boundary's fate is decided by the schedule's pause state at its
+//! nominal time ([`Schedule::segment_at`]): boundaries in a paused stretch
+//! are skipped (`paused`). Of the others, those whose due time (nominal +
+//! jitter) is older than `now - catchup.window_ms` are skipped (`too_old`);
+//! of the rest that are due, at most `catchup.max` — the most recent — stay
+//! selected and the older ones are skipped (`catchup_cap`). Skips are
+//! counted without walking the boundaries one by one.
 
 use crate::command::{Output, SkipReason};
 use crate::schedule::Schedule;
-use crate::schedule_def::ScheduleStatus;
 use crate::skips::Skips;
+use crate::spec::Spec;
 use crate::time::Timestamp;
-use std::collections::VecDeque;
-
-/// Most boundaries walked one by one (non-`@every` specs) per advance.
-pub(crate) const SCAN_BUDGET: u64 = 1_000_000;
 
 /// A run of consecutive boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,88 +25,73 @@ pub(crate) struct Span {
     pub last: Timestamp,
     /// The boundary after the run (`None`: none left).
     pub next: Option<Timestamp>,
-    /// `false` when the walk stopped for lack of budget.
-    pub complete: bool,
 }
 
-/// What planning did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Planned {
-    /// The cursor is a selected boundary (or not due): go on.
-    Ready,
-    /// The scan budget ran out; continue on the next advance.
-    OutOfBudget,
+impl Span {
+    /// No boundary.
+    pub const EMPTY: Span = Span {
+        count: 0,
+        first: Timestamp::MIN,
+        last: Timestamp::MIN,
+        next: None,
+    };
 }
 
-/// The cadence of an `@every` spec (its grid is arithmetic).
-pub(crate) fn every_ms(s: &Schedule) -> Option<i64> {
-    s.grid.spec.every_ms()
+/// Number of boundaries `b` of `spec` with `from <= b <= until`, where
+/// `from` is a boundary.
+fn count_between(spec: &Spec, from: Timestamp, until: Timestamp) -> u64 {
+    spec.count_between(from, until)
 }
 
-/// The boundaries from `from` (a boundary of `s`) with nominal `<= until`
-/// that are due at `now`.
-pub(crate) fn walk_due(
+/// The boundary `n` boundaries after boundary `from` (`n = 0`: `from`).
+fn nth_from(spec: &Spec, from: Timestamp, n: u64) -> Timestamp {
+    spec.nth_from(from, n).expect("counted boundary exists")
+}
+
+/// The boundaries from `from` (a boundary of `s`, before `end_at`) with
+/// nominal `<= until` and due at or before `due_limit`.
+pub(crate) fn span(
     s: &Schedule,
     seed: u64,
     from: Timestamp,
     until: Timestamp,
-    now: Timestamp,
-    budget: &mut u64,
+    due_limit: Timestamp,
 ) -> Span {
     let empty = Span {
         count: 0,
         first: from,
         last: from,
         next: Some(from),
-        complete: true,
     };
-    let until = match s.end_at() {
-        Some(end) if end <= until => match Timestamp::from_millis(end.as_millis() - 1) {
-            Ok(t) => t,
+    // A boundary is never due before its nominal time.
+    let mut limit = until.min(due_limit);
+    if let Some(end) = s.end_at() {
+        match Timestamp::from_millis(end.as_millis() - 1) {
+            Ok(before_end) => limit = limit.min(before_end),
             Err(_) => return empty,
-        },
-        _ => until,
-    };
-    if from > until || s.due_of(seed, from) > now {
+        }
+    }
+    if from > limit {
         return empty;
     }
-    if let Some(step) = every_ms(s) {
-        let mut count = (until.as_millis() - from.as_millis()) / step + 1;
-        let at = |k: i64| Timestamp::from_millis(from.as_millis() + k * step).expect("on grid");
-        if s.due_of(seed, at(count - 1)) > now {
-            count -= 1;
+    let spec = s.spec();
+    let mut count = count_between(spec, from, limit);
+    assert!(count >= 1, "from is a boundary within the limit");
+    let mut last = nth_from(spec, from, count - 1);
+    // Due times grow with the boundaries and stay before the next one, so
+    // only the last boundary can be due after `due_limit`.
+    if s.due_of(seed, last) > due_limit {
+        count -= 1;
+        if count == 0 {
+            return empty;
         }
-        let last = at(count - 1);
-        return Span {
-            count: count as u64,
-            first: from,
-            last,
-            next: s.next_boundary(last),
-            complete: true,
-        };
+        last = nth_from(spec, from, count - 1);
     }
-    let mut span = empty;
-    let mut b = from;
-    loop {
-        if b > until || s.due_of(seed, b) > now {
-            span.next = Some(b);
-            return span;
-        }
-        if *budget == 0 {
-            span.next = Some(b);
-            span.complete = false;
-            return span;
-        }
-        *budget -= 1;
-        span.count += 1;
-        span.last = b;
-        match s.next_boundary(b) {
-            Some(n) => b = n,
-            None => {
-                span.next = None;
-                return span;
-            }
-        }
+    Span {
+        count,
+        first: from,
+        last,
+        next: s.next_boundary(last),
     }
 }
 
@@ -134,107 +114,87 @@ fn skip(
     s.move_cursor(span.last, span.next, seed, out)
 }
 
-/// Applies pause, the catch-up window and the catch-up cap to the due
-/// boundaries of `s` (cursor due at `now`). Afterwards the cursor is the
-/// first boundary that may fire, or past `now`, or the schedule completed.
-pub(crate) fn plan(
-    s: &mut Schedule,
-    seed: u64,
-    now: Timestamp,
-    budget: &mut u64,
-    sk: &mut Skips,
-    out: &mut Output,
-) -> Planned {
-    let Some(c) = s.cursor else {
-        return Planned::Ready;
-    };
-    if s.status == ScheduleStatus::Paused {
-        let span = walk_due(s, seed, c, now, now, budget);
-        skip(s, span, SkipReason::Paused, seed, sk, out);
-        return if span.complete {
-            Planned::Ready
-        } else {
-            Planned::OutOfBudget
-        };
-    }
-    let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
-    if c.as_millis() < cutoff {
-        let until = Timestamp::from_millis(cutoff - 1).expect("cutoff > cursor >= 0");
-        let span = walk_due(s, seed, c, until, now, budget);
-        if skip(s, span, SkipReason::TooOld, seed, sk, out) {
-            return Planned::Ready;
-        }
-        if !span.complete {
-            return Planned::OutOfBudget;
-        }
-    }
-    cap(s, seed, now, budget, sk, out)
+/// The due boundaries of the pause stretch that holds boundary `b`:
+/// whether it is paused, and the span.
+fn stretch(s: &Schedule, seed: u64, b: Timestamp, now: Timestamp) -> (bool, Span) {
+    let (paused, end) = s.segment_at(b);
+    let until = end.map_or(now, |e| e.min(now));
+    (paused, span(s, seed, b, until, now))
 }
 
-/// Skips all but the `catchup.max` most recent due boundaries.
-fn cap(
-    s: &mut Schedule,
-    seed: u64,
-    now: Timestamp,
-    budget: &mut u64,
-    sk: &mut Skips,
-    out: &mut Output,
-) -> Planned {
-    let Some(c) = s.cursor else {
-        return Planned::Ready;
-    };
-    let max = u64::from(s.catchup().max);
-    if let Some(step) = every_ms(s) {
-        let span = walk_due(s, seed, c, now, now, budget);
-        if span.count > max {
-            let k = (span.count - max) as i64;
-            let at = |k: i64| Timestamp::from_millis(c.as_millis() + k * step).expect("on grid");
-            let capped = Span {
-                count: k as u64,
-                first: c,
-                last: at(k - 1),
-                next: Some(at(k)),
-                complete: true,
-            };
-            skip(s, capped, SkipReason::CatchupCap, seed, sk, out);
+/// Applies pause stretches, the catch-up window and the catch-up cap to
+/// the due boundaries of `s`. Afterwards the cursor is the first boundary
+/// that may fire, or not due at `now`, or the schedule completed.
+pub(crate) fn plan(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Output) {
+    // Due before `cutoff`: too old. Measured from the due time so that a
+    // jitter wider than the window never makes an on-time run too old.
+    let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
+    while let Some(c) = s.cursor {
+        if s.due_at > now {
+            return;
         }
-        return Planned::Ready;
-    }
-    let mut ring: VecDeque<Timestamp> = VecDeque::new();
-    let mut capped = Span {
-        count: 0,
-        first: c,
-        last: c,
-        next: None,
-        complete: true,
-    };
-    let mut b = Some(c);
-    let mut planned = Planned::Ready;
-    while let Some(x) = b {
-        if x > now || s.due_of(seed, x) > now {
+        let (paused, stretch) = stretch(s, seed, c, now);
+        let skipped = if paused {
+            (SkipReason::Paused, stretch)
+        } else if s.due_at.as_millis() < cutoff {
+            let too_old = Timestamp::from_millis(cutoff - 1).expect("cutoff > due >= 0");
+            let until = s.segment_at(c).1.map_or(now, |e| e.min(now));
+            (SkipReason::TooOld, span(s, seed, c, until, too_old))
+        } else {
             break;
+        };
+        assert!(skipped.1.count > 0, "a due boundary is in its stretch");
+        if skip(s, skipped.1, skipped.0, seed, sk, out) {
+            return;
         }
-        if *budget == 0 {
-            planned = Planned::OutOfBudget;
-            break;
-        }
-        *budget -= 1;
-        ring.push_back(x);
-        if ring.len() as u64 > max {
-            let y = ring.pop_front().expect("non-empty");
-            if capped.count == 0 {
-                capped.first = y;
-            }
-            capped.count += 1;
-            capped.last = y;
-        }
-        b = s.next_boundary(x);
     }
-    if capped.count > 0 {
-        capped.next = ring.front().copied().or(b);
-        skip(s, capped, SkipReason::CatchupCap, seed, sk, out);
+    cap(s, seed, now, sk, out);
+}
+
+/// Visits the pause stretches of the due boundaries from the cursor, in
+/// order, until `visit` returns `false`.
+fn stretches(s: &Schedule, seed: u64, now: Timestamp, mut visit: impl FnMut(bool, Span) -> bool) {
+    let mut b = s.cursor;
+    while let Some(x) = b.filter(|&x| s.due_of(seed, x) <= now) {
+        let (paused, span) = stretch(s, seed, x, now);
+        if span.count == 0 || !visit(paused, span) {
+            return;
+        }
+        b = span.next;
     }
-    planned
+}
+
+/// Skips all but the `catchup.max` most recent due boundaries that are not
+/// paused (paused ones in between are skipped as paused).
+fn cap(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Output) {
+    let mut active = 0;
+    stretches(s, seed, now, |paused, span| {
+        active += u64::from(!paused) * span.count;
+        true
+    });
+    let Some(mut excess) = active.checked_sub(u64::from(s.catchup().max)) else {
+        return;
+    };
+    let mut plan = Vec::new();
+    stretches(s, seed, now, |paused, span| {
+        if paused {
+            plan.push((SkipReason::Paused, span));
+            return true;
+        }
+        let n = span.count.min(excess);
+        if n > 0 {
+            let last = nth_from(s.spec(), span.first, n - 1);
+            let next = s.next_boundary(last);
+            plan.push((SkipReason::CatchupCap, Span { count: n, first: span.first, last, next }));
+        }
+        excess -= n;
+        excess > 0
+    });
+    for (reason, span) in plan {
+        if skip(s, span, reason, seed, sk, out) {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -281,14 +241,10 @@ mod tests {
         let mut s = sched("@every 2s", Catchup::default());
         s.cursor = Some(t(2000));
         s.due_at = t(2000);
-        let (mut sk, mut out, mut budget) = (Skips::default(), Output::default(), SCAN_BUDGET);
+        let (mut sk, mut out) = (Skips::default(), Output::default());
         // 10^6 boundaries due.
         let now = t(2_000_000_000);
-        assert_eq!(
-            plan(&mut s, 0, now, &mut budget, &mut sk, &mut out),
-            Planned::Ready
-        );
-        assert_eq!(budget, SCAN_BUDGET, "no walking");
+        plan(&mut s, 0, now, &mut sk, &mut out);
         assert_eq!(s.n.skipped, 1_000_000 - 64);
         assert_eq!(s.cursor, Some(t(2_000_000_000 - 63 * 2000)));
         sk.flush(&mut out);
@@ -303,8 +259,9 @@ mod tests {
         };
         let mut s = sched("@every 1s", catchup);
         s.cursor = Some(t(1000));
-        let (mut sk, mut out, mut budget) = (Skips::default(), Output::default(), SCAN_BUDGET);
-        plan(&mut s, 0, t(100_000), &mut budget, &mut sk, &mut out);
+        s.due_at = t(1000);
+        let (mut sk, mut out) = (Skips::default(), Output::default());
+        plan(&mut s, 0, t(100_000), &mut sk, &mut out);
         // 1..=89 s too old, 90..=98 capped, 99 and 100 selected.
         assert_eq!(s.n.skipped, 98);
         assert_eq!(s.cursor, Some(t(99_000)));
@@ -324,13 +281,52 @@ mod tests {
     #[test]
     fn paused_skips_everything_due() {
         let mut s = sched("@every 1s", Catchup::default());
-        s.status = ScheduleStatus::Paused;
+        s.status = crate::schedule_def::ScheduleStatus::Paused;
         s.cursor = Some(t(1000));
-        let (mut sk, mut out, mut budget) = (Skips::default(), Output::default(), SCAN_BUDGET);
-        plan(&mut s, 0, t(5500), &mut budget, &mut sk, &mut out);
+        s.due_at = t(1000);
+        let (mut sk, mut out) = (Skips::default(), Output::default());
+        plan(&mut s, 0, t(5500), &mut sk, &mut out);
         assert_eq!(
             (s.n.skipped, s.n.processed, s.cursor),
             (5, 5, Some(t(6000)))
+        );
+    }
+
+    /// Paused stretches in the middle of a backlog are skipped as paused;
+    /// the cap counts only the boundaries that were active.
+    #[test]
+    fn pause_stretches_split_the_backlog() {
+        let catchup = Catchup {
+            window_ms: 1_000_000,
+            max: 2,
+        };
+        let mut s = sched("@every 1s", catchup);
+        s.cursor = Some(t(1000));
+        s.due_at = t(1000);
+        // Paused after 3 s, resumed after 6 s: 1..=3 active, 4..=6 paused, 7..=10 active.
+        assert!(s.set_paused_at(t(3000), true));
+        assert!(s.set_paused_at(t(6000), false));
+        let (mut sk, mut out) = (Skips::default(), Output::default());
+        plan(&mut s, 0, t(10_000), &mut sk, &mut out);
+        // 7 active due: 5 capped (1..=3, 7, 8), 4..=6 paused, 9 and 10 selected.
+        assert_eq!(s.cursor, Some(t(9000)));
+        assert_eq!((s.n.skipped, s.n.processed), (8, 8));
+        assert!(s.pause_log().is_empty(), "pruned once passed");
+        sk.flush(&mut out);
+        let reasons: Vec<_> = std::iter::from_fn(|| out.pop())
+            .map(|c| match c {
+                Command::Event(Event::FireSkipped { reason, count, first, last, .. }) => {
+                    (reason, count, first.as_millis(), last.as_millis())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                (SkipReason::CatchupCap, 5, 1000, 8000),
+                (SkipReason::Paused, 3, 4000, 6000)
+            ]
         );
     }
 }

@@ -110,10 +110,13 @@ pub enum SkipReason {
     CatchupCap,
     /// The previous fire was in flight (`skip`, or `buffer_one` with one already buffered).
     Overlap,
-    /// The schedule was paused.
+    /// The schedule was paused at the boundary's nominal time.
     Paused,
     /// The target queue is full (`live_jobs` limit) or rejected the job.
     QueueFull,
+    /// The schedule's spec, zone, DST policy or start was changed while the
+    /// boundary was due or pending (the cursor moved to the new grid).
+    Redefined,
 }
 
 /// Observability events.
@@ -148,6 +151,16 @@ pub enum Event {
     FireUnsettled {
         /// The fire.
         fire: FireId,
+    },
+    /// A buffered fire was dropped before it fired: the schedule was paused
+    /// (`paused`) or removed (`removed`). A dropped grid boundary is also
+    /// counted as skipped (`paused`).
+    #[serde(rename_all = "camelCase")]
+    FireDropped {
+        /// The buffered fire.
+        fire: FireId,
+        /// `paused` or `removed`.
+        reason: String,
     },
     /// The schedule will not fire again (end reached, max fires, one-shot done).
     #[serde(rename_all = "camelCase")]

@@ -63,6 +63,10 @@ pub struct Limits {
     pub text_bytes: usize,
     /// Most headers per job.
     pub headers: usize,
+    /// Most pause/resume changes one schedule may hold while boundaries
+    /// before them are still unprocessed (a leadership gap): each decides
+    /// the fate of the boundaries after it.
+    pub pause_changes: usize,
 }
 
 impl Default for Limits {
@@ -82,6 +86,7 @@ impl Default for Limits {
             pending_commands: 1_000_000,
             text_bytes: 4_096,
             headers: 64,
+            pause_changes: 1_000,
         }
     }
 }

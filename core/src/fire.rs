@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::ids::{FireId, JobId};
 use crate::input::EnqueueRequest;
 use crate::queue_config::QueueMode;
-use crate::schedule::InFlight;
+use crate::schedule::{Buffered, FireTarget, InFlight};
 use crate::schedule_def::Overlap;
 use crate::time::Timestamp;
 
@@ -47,15 +47,21 @@ impl Engine {
                         schedule: s.name.to_string(),
                         nominal: id.nominal,
                     };
-                    s.set_buffered(id);
+                    let target = s.fire_target();
+                    s.set_buffered(Buffered {
+                        fire: id,
+                        due_at,
+                        target,
+                    });
                     self.out.event(ev);
                     return Offer::Buffered;
                 }
                 Overlap::Allow | Overlap::CancelPrevious => {}
             }
         }
-        let previous = self.schedules.at(idx).in_flight().len();
-        match self.emit_fire(idx, id, due_at, reason, overlap != Overlap::Allow) {
+        let s = self.schedules.at(idx);
+        let (previous, target) = (s.in_flight().len(), s.fire_target());
+        match self.emit_fire(idx, id, due_at, reason, overlap != Overlap::Allow, target) {
             Ok(job) => {
                 if overlap == Overlap::CancelPrevious {
                     self.cancel_previous(idx, previous, job);
@@ -92,7 +98,8 @@ impl Engine {
         }
     }
 
-    /// Emits fire `id` of schedule `idx`: the `Fire` command and the job or
+    /// Emits fire `id` of schedule `idx` with `target` (the definition's,
+    /// or a buffered fire's own): the `Fire` command and the job or
     /// `Enqueue`. Fails only when the local queue refuses the job, in which
     /// case nothing changed: a missing target queue (only a restored
     /// snapshot can lack it) is declared by the enqueue itself, once the
@@ -104,24 +111,25 @@ impl Engine {
         due_at: Timestamp,
         reason: FireReason,
         track: bool,
+        target: FireTarget,
     ) -> Result<Option<JobId>, Error> {
         let now = self.clock;
         let epoch = self.leadership.epoch(self.config.standalone);
         let limits = &self.config.limits;
         let s = self.schedules.at(idx);
-        let cfg = self.queues.config(&s.queue);
+        let cfg = self.queues.config(&target.queue);
         let missing = cfg.is_none();
         let (mode, lease_ms) = cfg.map_or((QueueMode::Local, 0), |c| (c.mode, c.lease_ms));
         let mut fire = Fire {
             fire_id: id.clone(),
             schedule: s.name.clone(),
-            version: s.version,
+            version: target.version,
             nominal: id.nominal,
             due_at,
             fired_at: now,
             reason,
             epoch,
-            queue: s.queue.clone(),
+            queue: target.queue.clone(),
             job: None,
         };
         let grid = id.extra.is_none();
@@ -130,10 +138,10 @@ impl Engine {
         if mode == QueueMode::External {
             let enqueue = Command::Enqueue {
                 fire: id.clone(),
-                queue: s.queue.clone(),
-                payload: s.payload.clone(),
+                queue: target.queue,
+                payload: target.payload,
                 key: id.clone(),
-                headers: s.headers().clone(),
+                headers: target.headers,
                 epoch,
             };
             self.out.push(Command::Fire(fire));
@@ -149,14 +157,14 @@ impl Engine {
             }
         } else {
             let req = EnqueueRequest {
-                queue: s.queue.to_string(),
-                payload: s.payload.clone(),
+                queue: target.queue.to_string(),
+                payload: target.payload,
                 key: Some(id.to_string()),
                 run_at: None,
                 delay_ms: None,
-                priority: s.priority,
-                max_attempts: s.max_attempts(),
-                headers: s.headers().clone(),
+                priority: target.priority,
+                max_attempts: target.max_attempts,
+                headers: target.headers,
             };
             let (j, _) =
                 self.queues

@@ -33,6 +33,14 @@ pub(crate) struct Counters {
     pub processed: u64,
     /// Sequence of manual (`#m<n>`) and backfill (`#b<n>`) fire ids.
     pub seq: u64,
+    /// Buffered manual or backfill fires dropped (by a pause or a removal)
+    /// before they fired; dropped buffered grid fires count as `skipped`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// [`Counters`] without the rarely used `seq` (kept in [`Extras`]).
@@ -145,12 +153,66 @@ pub(crate) struct Extras {
     /// Note given with `PauseSchedule`.
     pub pause_note: Option<String>,
     /// The `buffer_one` fire waiting for the running one to end.
-    pub buffered: Option<FireId>,
+    pub buffered: Option<Buffered>,
+    /// Pause changes that unprocessed boundaries still depend on: see
+    /// [`Schedule::segment_at`].
+    pub pause_log: Vec<PauseChange>,
     /// Fires in flight (only tracked for policies other than `allow`, and
     /// for fires whose own policy was not `allow`).
     pub in_flight: Vec<InFlight>,
     /// `Counters::seq`.
     pub seq: u64,
+    /// `Counters::dropped`.
+    pub dropped: u64,
+}
+
+/// A change of the runtime pause state at `at`: it decides the fate of
+/// boundaries with a nominal time after `at` (a boundary at `at` itself
+/// was processed by the advance that precedes every input, so it belongs
+/// to the state before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct PauseChange {
+    /// When the change happened (the engine clock).
+    pub at: Timestamp,
+    /// The state from then on.
+    pub paused: bool,
+}
+
+/// What a fire hands its job: taken from the definition when the fire is
+/// made, and kept with a buffered fire so that it is released as it was
+/// created, whatever upserts happen meanwhile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct FireTarget {
+    /// Definition version the fire was made under.
+    pub version: u64,
+    /// Target queue.
+    pub queue: Arc<str>,
+    /// Job payload.
+    pub payload: Payload,
+    /// Job priority.
+    #[serde(default)]
+    pub priority: i32,
+    /// Attempts before dead-lettering (queue default when `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Job headers.
+    #[serde(default, skip_serializing_if = "Headers::is_empty")]
+    pub headers: Headers,
+}
+
+/// A `buffer_one` fire waiting for the running one to end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Buffered {
+    /// Its id.
+    pub fire: FireId,
+    /// When it was due (nominal + jitter for a grid boundary, the trigger
+    /// time or boundary for manual and backfill fires); never after it fires.
+    pub due_at: Timestamp,
+    /// What its job carries, as of when it was buffered.
+    pub target: FireTarget,
 }
 
 static NO_HEADERS: Headers = Headers::new();
@@ -322,6 +384,7 @@ impl Schedule {
             skipped: n.skipped,
             processed: n.processed,
             seq: self.seq(),
+            dropped: self.dropped(),
         }
     }
 
@@ -334,6 +397,31 @@ impl Schedule {
             processed: c.processed,
         };
         self.set_seq(c.seq);
+        if c.dropped > 0 {
+            self.x.get_or_insert_with(Box::default).dropped = c.dropped;
+        }
+    }
+
+    /// Buffered manual or backfill fires dropped before they fired.
+    pub fn dropped(&self) -> u64 {
+        self.x.as_ref().map_or(0, |x| x.dropped)
+    }
+
+    /// Counts a dropped buffered manual or backfill fire.
+    pub fn add_dropped(&mut self) {
+        self.x.get_or_insert_with(Box::default).dropped += 1;
+    }
+
+    /// What a fire made now hands its job (the current definition).
+    pub fn fire_target(&self) -> FireTarget {
+        FireTarget {
+            version: self.version,
+            queue: self.queue.clone(),
+            payload: self.payload.clone(),
+            priority: self.priority,
+            max_attempts: self.max_attempts(),
+            headers: self.headers().clone(),
+        }
     }
 
     /// The parsed spec.
@@ -407,21 +495,97 @@ impl Schedule {
             .insert(0, f);
     }
 
-    /// Whether the buffered slot holds a fire.
-    pub fn buffered(&self) -> Option<&FireId> {
+    /// The buffered fire, if any.
+    pub fn buffered(&self) -> Option<&Buffered> {
         self.x.as_ref().and_then(|x| x.buffered.as_ref())
     }
 
     /// Takes the buffered fire.
-    pub fn take_buffered(&mut self) -> Option<FireId> {
+    pub fn take_buffered(&mut self) -> Option<Buffered> {
         let fire = self.x.as_mut()?.buffered.take();
         self.shrink_extras();
         fire
     }
 
     /// Sets the buffered fire.
-    pub fn set_buffered(&mut self, fire: FireId) {
+    pub fn set_buffered(&mut self, fire: Buffered) {
         self.x.get_or_insert_with(Box::default).buffered = Some(fire);
+    }
+
+    /// Pause changes that unprocessed boundaries still depend on.
+    pub fn pause_log(&self) -> &[PauseChange] {
+        self.x.as_ref().map_or(&[], |x| &x.pause_log)
+    }
+
+    /// Sets the runtime pause state at `now`. When boundaries with a
+    /// nominal time at or before `now` are still unprocessed (a leadership
+    /// gap, jitter, or a backlog held back by a per-advance limit), the
+    /// change is logged so that each of them keeps the state it had at its
+    /// nominal time. Returns whether the state changed.
+    pub fn set_paused_at(&mut self, now: Timestamp, paused: bool) -> bool {
+        if self.status == ScheduleStatus::Completed || self.is_paused() == paused {
+            return false;
+        }
+        self.prune_pause_log();
+        self.status = if paused {
+            ScheduleStatus::Paused
+        } else {
+            ScheduleStatus::Active
+        };
+        if self.cursor.is_some_and(|c| c <= now) {
+            let x = self.x.get_or_insert_with(Box::default);
+            match x.pause_log.last() {
+                // Paused and resumed at one instant: no boundary lies in
+                // between, so the two changes cancel out.
+                Some(last) if last.at == now => {
+                    x.pause_log.pop();
+                }
+                _ => x.pause_log.push(PauseChange { at: now, paused }),
+            }
+            self.shrink_extras();
+        }
+        true
+    }
+
+    /// Appends a logged pause change (from a snapshot, already checked).
+    pub fn push_pause_change(&mut self, p: PauseChange) {
+        self.x.get_or_insert_with(Box::default).pause_log.push(p);
+    }
+
+    /// Whether the runtime state is paused.
+    pub fn is_paused(&self) -> bool {
+        self.status == ScheduleStatus::Paused
+    }
+
+    /// The pause state of boundary `b` (at or after the cursor) and the
+    /// last nominal time with that state (`None`: unbounded). Changes are
+    /// alternating, so the state before the first logged change is the
+    /// opposite of it.
+    pub fn segment_at(&self, b: Timestamp) -> (bool, Option<Timestamp>) {
+        match self.pause_log().iter().find(|p| b <= p.at) {
+            Some(p) => (!p.paused, Some(p.at)),
+            None => (self.is_paused(), None),
+        }
+    }
+
+    /// Forgets pause changes that no unprocessed boundary depends on.
+    pub fn prune_pause_log(&mut self) {
+        let Some(x) = self.x.as_deref_mut() else {
+            return;
+        };
+        let keep = match self.cursor {
+            Some(c) => x.pause_log.iter().position(|p| c <= p.at),
+            None => None,
+        };
+        match keep {
+            Some(0) => return,
+            Some(k) => {
+                x.pause_log.drain(..k);
+            }
+            None if x.pause_log.is_empty() => return,
+            None => x.pause_log.clear(),
+        }
+        self.shrink_extras();
     }
 
     /// Sets or clears the pause note.
@@ -439,8 +603,13 @@ impl Schedule {
         if let Some(x) = self.x.as_deref_mut() {
             if *x == Extras::default() {
                 self.x = None;
-            } else if x.in_flight.is_empty() && x.in_flight.capacity() > 0 {
-                x.in_flight = Vec::new();
+            } else {
+                if x.in_flight.is_empty() && x.in_flight.capacity() > 0 {
+                    x.in_flight = Vec::new();
+                }
+                if x.pause_log.is_empty() && x.pause_log.capacity() > 0 {
+                    x.pause_log = Vec::new();
+                }
             }
         }
     }
@@ -504,6 +673,7 @@ impl Schedule {
                 let next = next.expect("checked above");
                 self.cursor = Some(next);
                 self.due_at = self.due_of(seed, next);
+                self.prune_pause_log();
                 false
             }
         }
@@ -513,7 +683,7 @@ impl Schedule {
     /// fire waiting in the `buffer_one` slot counts, since it fires when the
     /// running job ends (otherwise the schedule would make one too many).
     pub fn max_fires_reached(&self) -> bool {
-        let buffered = u64::from(self.buffered().is_some_and(|f| f.extra.is_none()));
+        let buffered = u64::from(self.buffered().is_some_and(|b| b.fire.extra.is_none()));
         self.max_fires()
             .is_some_and(|max| self.n.grid_fires + buffered >= max)
     }
@@ -531,6 +701,7 @@ impl Schedule {
     pub fn complete(&mut self, reason: &str, out: &mut Output) {
         self.status = ScheduleStatus::Completed;
         self.cursor = None;
+        self.prune_pause_log();
         out.event(Event::ScheduleCompleted {
             schedule: self.name.to_string(),
             reason: reason.to_owned(),
@@ -565,7 +736,7 @@ impl Schedule {
 
     /// Checks the per-schedule invariants (panics when one is broken).
     pub fn check_invariants(&self, seed: u64) {
-        let buffered_grid = u64::from(self.buffered().is_some_and(|f| f.extra.is_none()));
+        let buffered_grid = u64::from(self.buffered().is_some_and(|b| b.fire.extra.is_none()));
         assert_eq!(
             self.n.processed,
             self.n.grid_fires + self.n.skipped + buffered_grid,
@@ -588,6 +759,21 @@ impl Schedule {
         }
         if let Some(x) = &self.x {
             assert!(**x != Extras::default(), "empty extras are dropped");
+        }
+        let log = self.pause_log();
+        if let Some(first) = log.first() {
+            let c = self.cursor.expect("a pause log only while boundaries are pending");
+            assert!(c <= first.at, "pause log not pruned");
+        }
+        for w in log.windows(2) {
+            assert!(w[0].at < w[1].at && w[0].paused != w[1].paused, "pause log order");
+        }
+        if let Some(last) = log.last() {
+            assert_eq!(last.paused, self.is_paused(), "pause log ends in the state");
+        }
+        if let Some(b) = self.buffered() {
+            assert_eq!(b.fire.schedule, self.name);
+            assert!(b.due_at >= b.fire.nominal, "buffered due before nominal");
         }
         for f in self.in_flight() {
             assert_eq!(f.fire.schedule, self.name);

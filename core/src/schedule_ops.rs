@@ -2,8 +2,8 @@
 //! settlement of external fires. Each validates everything before it
 //! mutates anything.
 
-use crate::catchup::{self, SCAN_BUDGET};
-use crate::command::{FireReason, SkipReason};
+use crate::catchup;
+use crate::command::{Event, FireReason, Output, SkipReason};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::fire::Offer;
@@ -13,6 +13,7 @@ use crate::queue::truncate;
 use crate::reply::Reply;
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
+use crate::skips::Skips;
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
 use std::sync::Arc;
@@ -28,6 +29,19 @@ impl Engine {
         Error::Spec(SpecError::SpecNeverFires {
             horizon_years: self.config.horizon_years,
         })
+    }
+
+    /// Refuses a pause change that would have to be logged (boundaries up
+    /// to now still unprocessed) when the log is full.
+    fn pause_room(&self, s: &Schedule) -> Result<(), Error> {
+        let limit = self.config.limits.pause_changes;
+        if s.cursor.is_some_and(|c| c <= self.clock) && s.pause_log().len() >= limit {
+            return Err(Error::LimitExceeded {
+                what: "pause_changes",
+                limit: limit as u64,
+            });
+        }
+        Ok(())
     }
 
     /// `UpsertSchedule` (the def is validated and its spec parsed).
@@ -48,6 +62,16 @@ impl Engine {
             || old.start_at() != def.start_at
             || old.status == ScheduleStatus::Completed;
         let old_paused = old.paused;
+        if !regrid && old_paused != def.paused {
+            self.pause_room(old)?;
+        }
+        // Boundaries of the old grid up to now that were not processed yet
+        // (a leadership gap, jitter, a held-back backlog) are dropped by a
+        // regrid: each is reported as skipped, never lost silently.
+        let redefined = match old.cursor {
+            Some(c) if regrid => catchup::span(old, seed, c, now, Timestamp::MAX),
+            _ => catchup::Span::EMPTY,
+        };
         let grid = match old.grid.key.matches(&def) {
             true => old.grid.clone(),
             false => Arc::new(Grid::new(GridKey::of(&def), spec)),
@@ -74,15 +98,12 @@ impl Engine {
         s.queue = self.schedules.queue_name(&s.queue);
         self.schedules.unindex(idx);
         s.version += 1;
-        if s.paused != old_paused {
-            s.status = if s.paused {
-                ScheduleStatus::Paused
-            } else {
-                ScheduleStatus::Active
-            };
-        }
-        if s.status == ScheduleStatus::Paused && s.buffered().is_some() {
-            drop_buffered(&mut s, &mut self.skips);
+        if redefined.count > 0 {
+            s.n.skipped += redefined.count;
+            s.n.processed += redefined.count;
+            let (first, last) = (redefined.first, redefined.last);
+            self.skips
+                .add(&s.name, SkipReason::Redefined, redefined.count, first, last);
         }
         match first {
             Some(first) => {
@@ -94,6 +115,7 @@ impl Engine {
                     };
                 }
                 s.cursor = first;
+                s.prune_pause_log();
                 match first {
                     Some(c) => {
                         let max = s.max_fires_reached();
@@ -123,13 +145,20 @@ impl Engine {
                 }
             }
         }
+        if s.paused != old_paused && s.set_paused_at(now, s.paused) && s.paused {
+            drop_buffered(&mut s, &mut self.skips, &mut self.out);
+        }
         let reply = Reply::ScheduleUpserted {
             version: s.version,
             next_fire: s.cursor,
             changed: true,
         };
+        let name = s.name.clone();
         self.schedules.replace(idx, s);
         self.schedules.index(idx);
+        // Whether a buffered fire may be released now is recomputed from
+        // scratch: it may have been dropped.
+        self.schedules.ready.remove(&name);
         if self.schedules.at(idx).in_flight().is_empty() {
             self.note_released(idx);
         }
@@ -148,6 +177,10 @@ impl Engine {
         let grid = Arc::new(Grid::new(GridKey::of(&def), spec));
         let queue = def.target.queue.as_str().into();
         let mut s = Schedule::new(def, grid, queue);
+        // A re-created name continues above every version and fire id
+        // sequence its earlier incarnations used.
+        s.version = self.schedules.version_floor + 1;
+        s.set_seq(self.schedules.seq_floor);
         let from = start_from(&s, now);
         if s.spec().next_after(from).is_none() {
             return Err(self.never_fires());
@@ -167,7 +200,7 @@ impl Engine {
             }
         }
         let reply = Reply::ScheduleUpserted {
-            version: 1,
+            version: s.version,
             next_fire: s.cursor,
             changed: true,
         };
@@ -175,10 +208,18 @@ impl Engine {
         Ok(reply)
     }
 
-    /// `RemoveSchedule`: in-flight jobs are left alone; a buffered fire is dropped.
+    /// `RemoveSchedule`: in-flight jobs are left alone; a buffered fire is
+    /// dropped (`fire_dropped`, reason `removed`).
     pub(crate) fn remove(&mut self, name: &str) -> Reply {
+        let removed = self.schedules.remove(name);
+        if let Some(b) = removed.as_ref().and_then(|s| s.buffered()) {
+            self.out.event(Event::FireDropped {
+                fire: b.fire.clone(),
+                reason: "removed".into(),
+            });
+        }
         Reply::ScheduleRemoved {
-            existed: self.schedules.remove(name).is_some(),
+            existed: removed.is_some(),
         }
     }
 
@@ -186,14 +227,15 @@ impl Engine {
     /// fire is dropped (skipped, reason `paused`).
     pub(crate) fn pause(&mut self, name: &str, note: Option<String>) -> Result<Reply, Error> {
         let idx = self.known(name)?;
+        let now = self.clock;
+        self.pause_room(self.schedules.at(idx))?;
         let text_bytes = self.config.limits.text_bytes;
         let s = self.schedules.at_mut(idx);
         if s.status != ScheduleStatus::Completed {
-            s.status = ScheduleStatus::Paused;
-            s.set_pause_note(note.map(|n| truncate(n, text_bytes)));
-            if s.buffered().is_some() {
-                drop_buffered(s, &mut self.skips);
+            if s.set_paused_at(now, true) {
+                drop_buffered(s, &mut self.skips, &mut self.out);
             }
+            s.set_pause_note(note.map(|n| truncate(n, text_bytes)));
             self.schedules.ready.remove(name);
         }
         Ok(Reply::ScheduleStatus {
@@ -201,21 +243,17 @@ impl Engine {
         })
     }
 
-    /// `ResumeSchedule`: fires again from the next boundary after now;
-    /// boundaries up to now are skipped (`paused`).
+    /// `ResumeSchedule`: boundaries after now fire again; those whose
+    /// nominal time fell inside the pause are still skipped (`paused`)
+    /// when they are processed, even if their due time is after now.
     pub(crate) fn resume(&mut self, name: &str) -> Result<Reply, Error> {
         let idx = self.known(name)?;
-        let (now, seed) = (self.clock, self.config.seed);
-        if self.schedules.at(idx).status == ScheduleStatus::Paused {
-            self.schedules.unindex(idx);
+        let now = self.clock;
+        if self.schedules.at(idx).is_paused() {
+            self.pause_room(self.schedules.at(idx))?;
             let s = self.schedules.at_mut(idx);
-            let mut budget = SCAN_BUDGET;
-            catchup::plan(s, seed, now, &mut budget, &mut self.skips, &mut self.out);
-            if s.status == ScheduleStatus::Paused {
-                s.status = ScheduleStatus::Active;
-            }
+            s.set_paused_at(now, false);
             s.set_pause_note(None);
-            self.schedules.index(idx);
         }
         Ok(Reply::ScheduleStatus {
             status: self.schedules.at(idx).status,
@@ -278,10 +316,7 @@ impl Engine {
         let limit = self.config.limits.backfill_fires;
         let s = self.schedules.at(idx);
         let mut boundaries = Vec::new();
-        let mut b = match Timestamp::from_millis(from.as_millis() - 1) {
-            Ok(before) => s.spec().next_after(before),
-            Err(_) => Some(from),
-        };
+        let mut b = s.spec().first_at_or_after(from);
         while let Some(x) = b.filter(|&x| x < to) {
             if boundaries.len() >= limit as usize {
                 return Err(Error::LimitExceeded {
@@ -358,12 +393,20 @@ fn start_from(s: &Schedule, now: Timestamp) -> Timestamp {
     }
 }
 
-/// Drops a buffered fire; a grid boundary counts as skipped (`paused`).
-fn drop_buffered(s: &mut Schedule, skips: &mut crate::skips::Skips) {
-    if let Some(f) = s.take_buffered()
-        && f.extra.is_none()
-    {
+/// Drops a buffered fire because the schedule was paused (the caller
+/// takes it out of `ready`): `fire_dropped`, and a grid boundary counts as
+/// skipped (`paused`), a manual or backfill fire as dropped.
+fn drop_buffered(s: &mut Schedule, skips: &mut Skips, out: &mut Output) {
+    let Some(b) = s.take_buffered() else { return };
+    let nominal = b.fire.nominal;
+    if b.fire.extra.is_none() {
         s.n.skipped += 1;
-        skips.add(&s.name, SkipReason::Paused, 1, f.nominal, f.nominal);
+        skips.add(&s.name, SkipReason::Paused, 1, nominal, nominal);
+    } else {
+        s.add_dropped();
     }
+    out.event(Event::FireDropped {
+        fire: b.fire,
+        reason: "paused".into(),
+    });
 }

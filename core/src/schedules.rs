@@ -66,6 +66,12 @@ pub(crate) struct Schedules {
     /// Target queue names in use (queues are never removed, so neither
     /// are these).
     queues: BTreeSet<Arc<str>>,
+    /// Highest version of any removed schedule: a schedule created later
+    /// starts above it, so `(name, version)` is unique for the engine's life.
+    pub version_floor: u64,
+    /// Highest manual/backfill fire sequence of any removed schedule: a
+    /// schedule created later continues above it, so fire ids never repeat.
+    pub seq_floor: u64,
 }
 
 impl Schedules {
@@ -218,6 +224,8 @@ impl Schedules {
             }
         }
         self.ready.remove(&s.name);
+        self.version_floor = self.version_floor.max(s.version);
+        self.seq_floor = self.seq_floor.max(s.seq());
         self.free.push(idx);
         self.release(&s.grid);
         Some(s)

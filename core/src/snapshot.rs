@@ -9,11 +9,11 @@
 use crate::config::EngineConfig;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::ids::{Epoch, FireId};
+use crate::ids::Epoch;
 use crate::leadership::Leadership;
 use crate::lease::Leases;
 use crate::queue::Queues;
-use crate::schedule::{Counters, Grid, GridKey, InFlight, Schedule};
+use crate::schedule::{Buffered, Counters, Grid, GridKey, InFlight, PauseChange, Schedule};
 use crate::schedule_def::{ScheduleDef, ScheduleStatus};
 use crate::schedules::Schedules;
 use crate::time::Timestamp;
@@ -22,7 +22,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The snapshot format this build writes and reads.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+///
+/// 2: a buffered fire keeps its due time and target; pause changes of
+/// unprocessed boundaries; version and fire-sequence floors of removed
+/// schedules; the `pauseChanges` limit.
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// The state of an engine at one instant. Opaque: serialize it
 /// ([`Snapshot::to_json`]) and hand it back to [`Engine::restore`].
@@ -34,6 +38,10 @@ pub struct Snapshot {
     clock: Timestamp,
     leadership: Leadership,
     schedules: Vec<ScheduleState>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    version_floor: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    seq_floor: u64,
     queues: Queues,
     leases: Leases,
 }
@@ -55,7 +63,13 @@ struct ScheduleState {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     in_flight: Vec<InFlight>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    buffered: Option<FireId>,
+    buffered: Option<Buffered>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pause_log: Vec<PauseChange>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Snapshot {
@@ -98,6 +112,8 @@ impl Engine {
             clock: self.clock,
             leadership: self.leadership.clone(),
             schedules: self.schedules.iter().map(state_of).collect(),
+            version_floor: self.schedules.version_floor,
+            seq_floor: self.schedules.seq_floor,
             queues: self.queues.clone(),
             leases: self.leases.clone(),
         }
@@ -118,6 +134,8 @@ impl Engine {
         engine.queues = snapshot.queues;
         engine.leases = snapshot.leases;
         let mut schedules = Schedules::default();
+        schedules.version_floor = snapshot.version_floor;
+        schedules.seq_floor = snapshot.seq_floor;
         for st in snapshot.schedules {
             let mut s = schedule_of(st, &engine.config)?;
             if schedules.idx(&s.name).is_some() {
@@ -147,6 +165,7 @@ fn state_of(s: &Schedule) -> ScheduleState {
         last_epoch: s.last_epoch(),
         in_flight: s.in_flight().to_vec(),
         buffered: s.buffered().cloned(),
+        pause_log: s.pause_log().to_vec(),
     }
 }
 
@@ -170,11 +189,22 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
         s.push_in_flight(f);
     }
     if let Some(mut b) = st.buffered {
-        if *b.schedule != *s.name {
-            return Err(corrupt(format!("bad buffered fire {b}")));
+        if *b.fire.schedule != *s.name || b.due_at < b.fire.nominal {
+            return Err(corrupt(format!("bad buffered fire {}", b.fire)));
         }
-        b.schedule = s.name.clone();
+        b.fire.schedule = s.name.clone();
         s.set_buffered(b);
+    }
+    if !st.pause_log.is_empty() {
+        let ordered = st.pause_log.windows(2).all(|w| w[0].at < w[1].at && w[0].paused != w[1].paused);
+        let first_ok = st.cursor.is_some_and(|c| c <= st.pause_log[0].at);
+        let last_ok = st.pause_log.last().map(|p| p.paused) == Some(s.is_paused());
+        if !(ordered && first_ok && last_ok) {
+            return Err(corrupt(format!("schedule {:?}: bad pause log", s.name)));
+        }
+        for p in st.pause_log {
+            s.push_pause_change(p);
+        }
     }
     let completed = s.status == ScheduleStatus::Completed;
     if completed != s.cursor.is_none() {
@@ -186,7 +216,7 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
     if let Some(c) = s.cursor {
         s.due_at = s.due_of(config.seed, c);
     }
-    let buffered_grid = u64::from(s.buffered().is_some_and(|f| f.extra.is_none()));
+    let buffered_grid = u64::from(s.buffered().is_some_and(|b| b.fire.extra.is_none()));
     if s.n.processed != s.n.grid_fires + s.n.skipped + buffered_grid {
         return Err(corrupt(format!("schedule {:?}: counters disagree", s.name)));
     }
