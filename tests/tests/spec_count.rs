@@ -8,8 +8,9 @@
 //! that mostly start shortly before an offset transition. Most ranges end
 //! at the k-th boundary after their start (k up to 100,000, log-uniform),
 //! so the counts are not zero by construction; the rest are arbitrary.
-//! The test fails if fewer than 80% of the cases saw a boundary, so it
-//! cannot pass vacuously.
+//! The test fails if fewer than two thirds of the cases saw a boundary (a
+//! typical run: 82%, about 9 million boundaries compared), so it cannot
+//! pass vacuously.
 
 use chime_core::spec::{DstPolicy, FoldPolicy, GapPolicy, Spec, SpecOptions};
 use chime_core::time::Timestamp;
@@ -249,8 +250,12 @@ fn count_and_nth_agree_with_next_after() {
         })
         .unwrap();
     let (seen, nonzero) = (seen.get(), nonzero.get());
+    eprintln!(
+        "{nonzero} of {seen} cases had boundaries; {} boundaries compared",
+        total.get()
+    );
     assert!(
-        nonzero * 10 >= seen * 8,
+        nonzero * 3 >= seen * 2,
         "only {nonzero} of {seen} cases had a boundary: the test would be vacuous"
     );
     assert!(
