@@ -217,5 +217,61 @@ fn next_common<Z: TimeZone>(
     }
 }
 
-criterion_group!(benches, parse_benches, next_utc_benches, next_zoned_benches);
+/// Ten years of seconds (2026-01-01 plus the start offset), in ms.
+const TEN_YEARS_MS: i64 = 3_652 * 86_400_000;
+
+/// `Spec::count_between` and `Spec::nth_from` over long ranges: what
+/// catch-up pays to count a backlog after a clock jump. Starts advance
+/// through the same array as next-occurrence (so ranges cross DST
+/// transitions at different points).
+fn count_benches(c: &mut Criterion) {
+    let starts: Vec<Timestamp> = starts_secs()
+        .iter()
+        .map(|&s| Timestamp::from_secs(s).unwrap())
+        .collect();
+    let cases = [
+        ("every_second_10y", "* * * * * *", TEN_YEARS_MS),
+        ("daily_0230_10y", "30 2 * * *", TEN_YEARS_MS),
+        ("every_second_1970_9999", "* * * * * *", i64::MAX),
+    ];
+    for (label, text, span_ms) in cases {
+        let mut g = c.benchmark_group(format!("count/{label}"));
+        for (zone_label, zone) in [("utc", None), ("ny", Some(NY))] {
+            let spec = chime_spec(text, zone);
+            let mut i = 0usize;
+            g.bench_function(zone_label, |b| {
+                b.iter(|| {
+                    i = (i + 1) % STARTS;
+                    let (from, until) = if span_ms == i64::MAX {
+                        (Timestamp::MIN, Timestamp::MAX)
+                    } else {
+                        (starts[i], starts[i].saturating_add_ms(span_ms))
+                    };
+                    spec.count_between(black_box(from), black_box(until))
+                })
+            });
+        }
+        g.finish();
+    }
+    let mut g = c.benchmark_group("nth/every_second_10y");
+    for (zone_label, zone) in [("utc", None), ("ny", Some(NY))] {
+        let spec = chime_spec("* * * * * *", zone);
+        let mut i = 0usize;
+        g.bench_function(zone_label, |b| {
+            b.iter(|| {
+                i = (i + 1) % STARTS;
+                spec.nth_from(black_box(starts[i]), black_box(315_000_000))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    parse_benches,
+    next_utc_benches,
+    next_zoned_benches,
+    count_benches
+);
 criterion_main!(benches);

@@ -142,10 +142,15 @@ impl ZonedCron {
     pub(crate) fn zone_arc(&self) -> Arc<ZoneTable> {
         Arc::clone(&self.zone)
     }
+
+    /// The parts counting needs: fields, zone and the effective policies.
+    pub(crate) fn parts(&self) -> (&CronSpec, &ZoneTable, GapPolicy, FoldPolicy) {
+        (&self.cron, &self.zone, self.gap, self.fold)
+    }
 }
 
 /// The last second of year 9999 (UTC).
-const LAST_SECS: i64 = Timestamp::MAX.as_millis() / 1000;
+pub(crate) const LAST_SECS: i64 = Timestamp::MAX.as_millis() / 1000;
 
 /// Seconds in an average Gregorian year (146,097 days / 400).
 const YEAR_SECS: i64 = 31_556_952;
@@ -165,8 +170,32 @@ pub(crate) fn walk<M: CivilMatcher + ?Sized>(
     horizon_years: u32,
 ) -> Option<(Timestamp, Option<DstNote>)> {
     let from = t.as_secs() + 1;
-    let horizon = i64::from(horizon_years).saturating_mul(YEAR_SECS);
-    let last = from.saturating_add(horizon).min(LAST_SECS);
+    let last = from
+        .saturating_add(horizon_secs(horizon_years))
+        .min(LAST_SECS);
+    let (secs, note) = walk_from(m, zone, gap, fold, from, last)?;
+    Some((Timestamp::from_secs(secs).ok()?, note))
+}
+
+/// A horizon in whole years as seconds (average Gregorian years), the way
+/// [`walk`] measures it.
+pub(crate) fn horizon_secs(horizon_years: u32) -> i64 {
+    i64::from(horizon_years).saturating_mul(YEAR_SECS)
+}
+
+/// The segment walk over UTC seconds: the first occurrence in
+/// `[from, last]` (`last` at most the end of year 9999), as UTC seconds.
+/// [`walk`] is this with `from = t + 1 s` and `last = from + horizon`;
+/// counting calls it directly, also from the epoch itself.
+pub(crate) fn walk_from<M: CivilMatcher + ?Sized>(
+    m: &M,
+    zone: &ZoneTable,
+    gap: GapPolicy,
+    fold: FoldPolicy,
+    from: i64,
+    last: i64,
+) -> Option<(i64, Option<DstNote>)> {
+    let last = last.min(LAST_SECS);
     let mut u = from;
     for _ in 0..MAX_SEGMENTS {
         if u > last {
@@ -174,8 +203,7 @@ pub(crate) fn walk<M: CivilMatcher + ?Sized>(
         }
         let seg = zone.segment_at(u);
         if let Some(hit) = search_segment(m, &seg, gap, fold, u, last) {
-            let at = Timestamp::from_secs(hit.0).ok()?;
-            return Some((at, hit.1));
+            return Some(hit);
         }
         if seg.end <= u || seg.end == i64::MAX {
             return None;

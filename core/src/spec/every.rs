@@ -78,6 +78,31 @@ impl Every {
         let next = i64::try_from(next).ok()?;
         Timestamp::from_millis(next).ok()
     }
+
+    /// Index of the first grid point at or after `ms`: `ceil((ms - offset) /
+    /// interval)` (never negative for `ms >= 0`, as `offset < interval`).
+    fn first_index(&self, ms: i64) -> i128 {
+        let (interval, offset) = (i128::from(self.interval_ms), i128::from(self.offset_ms));
+        -(offset - i128::from(ms)).div_euclid(interval)
+    }
+
+    /// Grid points in `[from, until]`, by arithmetic.
+    pub(crate) fn count_between(&self, from: Timestamp, until: Timestamp) -> u64 {
+        let first = self.first_index(from.as_millis());
+        // Index of the last grid point at or before `until`.
+        let (interval, offset) = (i128::from(self.interval_ms), i128::from(self.offset_ms));
+        let last = (i128::from(until.as_millis()) - offset).div_euclid(interval);
+        u64::try_from(last - first + 1).unwrap_or(0)
+    }
+
+    /// The grid point `n` intervals after the first one at or after `from`
+    /// (`n = 0`: `next_after(from - 1 ms)`, also at the epoch), or `None`
+    /// past [`Timestamp::MAX`].
+    pub(crate) fn nth_from(&self, from: Timestamp, n: u64) -> Option<Timestamp> {
+        let k = self.first_index(from.as_millis()) + i128::from(n);
+        let at = i128::from(self.offset_ms) + k * i128::from(self.interval_ms);
+        Timestamp::from_millis(i64::try_from(at).ok()?).ok()
+    }
 }
 
 #[cfg(test)]
@@ -147,5 +172,39 @@ mod tests {
         let last_second = Timestamp::MAX.as_millis() - 999;
         assert_eq!(e.next_after(ts(last_second)), None);
         assert_eq!(e.next_after(ts(last_second - 1)), Some(ts(last_second)));
+    }
+
+    #[test]
+    fn counts_by_arithmetic() {
+        let e = Every::parse("1h +15m", 1000).unwrap();
+        assert_eq!(e.nth_from(Timestamp::MIN, 0), Some(ts(900_000)));
+        assert_eq!(e.nth_from(ts(900_000), 0), Some(ts(900_000)));
+        assert_eq!(e.nth_from(ts(900_001), 0), Some(ts(4_500_000)));
+        assert_eq!(e.count_between(ts(0), ts(7_199_999)), 2);
+        assert_eq!(e.count_between(ts(900_000), ts(900_000)), 1);
+        assert_eq!(e.count_between(ts(900_001), ts(4_499_999)), 0);
+        assert_eq!(e.count_between(ts(5), ts(4)), 0);
+        assert_eq!(e.nth_from(ts(0), 1), Some(ts(4_500_000)));
+        let h = Every::parse("1h", 1000).unwrap();
+        assert_eq!(h.nth_from(Timestamp::MIN, 0), Some(ts(0)));
+        // Ten years of seconds, and the end of time.
+        let s = Every::parse("1s", 1000).unwrap();
+        let ten_years = 10 * 365 * 86_400_000;
+        assert_eq!(s.count_between(ts(0), ts(ten_years)), 315_360_001);
+        let last = Timestamp::MAX.as_millis() - 999;
+        assert_eq!(s.nth_from(ts(last), 0), Some(ts(last)));
+        assert_eq!(s.nth_from(ts(last), 1), None);
+        assert_eq!(s.nth_from(ts(0), u64::MAX), None);
+        assert_eq!(s.nth_from(ts(last + 1), 0), None);
+        let total = s.count_between(Timestamp::MIN, Timestamp::MAX);
+        assert_eq!(total, u64::try_from(last / 1000 + 1).unwrap());
+        // The same as iterating next_after.
+        let mut t = ts(123_456);
+        for k in 0..50 {
+            let want = e.next_after(t).unwrap();
+            assert_eq!(e.nth_from(ts(123_457), k), Some(want));
+            assert_eq!(e.count_between(ts(123_457), want), k + 1);
+            t = want;
+        }
     }
 }

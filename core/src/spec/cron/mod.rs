@@ -13,6 +13,7 @@
 //! computing one day mask per month visited, and does not allocate.
 
 mod calendar;
+mod count;
 mod days;
 mod display;
 mod field;
