@@ -147,37 +147,6 @@ impl Spec {
         matches!(&self.kind, SpecKind::Cron(c) if c.is_fixed_time())
     }
 
-    /// TEMPORARY walking version (replaced by the counting one).
-    pub fn count_between(&self, from: Timestamp, until: Timestamp) -> u64 {
-        if let Some(step) = self.every_ms() {
-            return if until < from { 0 } else { ((until.as_millis() - from.as_millis()) / step) as u64 + 1 };
-        }
-        let mut n = 0;
-        let mut b = if from > Timestamp::MIN { self.next_after(Timestamp::from_millis(from.as_millis() - 1).unwrap()) } else { Some(from) };
-        while let Some(x) = b.filter(|&x| x <= until) {
-            n += 1;
-            b = self.next_after(x);
-        }
-        n
-    }
-
-    /// TEMPORARY.
-    pub fn first_at_or_after(&self, t: Timestamp) -> Option<Timestamp> {
-        self.nth_from(t, 0)
-    }
-
-    /// TEMPORARY walking version (replaced by the counting one).
-    pub fn nth_from(&self, from: Timestamp, n: u64) -> Option<Timestamp> {
-        if let Some(step) = self.every_ms() {
-            return Timestamp::from_millis(from.as_millis() + n as i64 * step).ok();
-        }
-        let mut b = if from > Timestamp::MIN { self.next_after(Timestamp::from_millis(from.as_millis() - 1).unwrap()) } else { Some(from) };
-        for _ in 0..n {
-            b = self.next_after(b?);
-        }
-        b
-    }
-
     /// The zone the spec is evaluated in (`UTC` for `@every`; for `@at`, the
     /// zone a civil time was read in, which previews display).
     pub fn zone_name(&self) -> &str {
