@@ -374,6 +374,11 @@ impl Checker {
                 );
                 assert_eq!(fired, clock, "{id}: firedAt is the engine clock");
                 assert!(
+                    f.reason != FireReason::Backfill || nominal < clock,
+                    "backfill: {id}: nominal {nominal} at or after now {clock} (a backfill is for \
+                     the past)"
+                );
+                assert!(
                     nominal <= due && due <= fired,
                     "H: {id} ({:?}): nominal {nominal} <= dueAt {due} <= firedAt {fired}",
                     f.reason
