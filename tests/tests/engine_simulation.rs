@@ -662,8 +662,11 @@ impl Sim {
                 };
                 self.now = self.chk.clock;
                 let r = self.input(Input::Leadership(Some(grant)));
-                assert_eq!(r.unwrap_err().code(), "invalid_input");
-                self.epoch += u64::from(!stale);
+                assert_eq!(
+                    r.map_err(|e| e.code()),
+                    Err("invalid_input"),
+                    "leader: a stale or expired grant"
+                );
             }
             6 => {
                 self.input(Input::Leadership(None)).unwrap();
