@@ -74,6 +74,44 @@ impl Grid {
         }
     }
 
+    /// Boundaries in `[from, to)` (any instants).
+    pub fn count_range(&self, from: i64, to: i64) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        match self {
+            Grid::Every { period, offset } => {
+                let below = |x: i64| (x - 1 - offset).div_euclid(*period);
+                (below(to) - below(from)) as u64
+            }
+            Grid::Walk(spec) => {
+                let mut n = 0;
+                let mut b = Timestamp::from_millis(from - 1)
+                    .ok()
+                    .and_then(|x| spec.next_after(x))
+                    .map_or(i64::MAX, |t| t.as_millis());
+                while b < to {
+                    n += 1;
+                    b = self.next(b);
+                }
+                n
+            }
+        }
+    }
+
+    /// The first boundary strictly after `x` (`i64::MAX` if none).
+    pub fn first_after(&self, x: i64) -> i64 {
+        match self {
+            Grid::Every { period, offset } => {
+                offset + ((x - offset).div_euclid(*period) + 1) * period
+            }
+            Grid::Walk(spec) => Timestamp::from_millis(x)
+                .ok()
+                .and_then(|t| spec.next_after(t))
+                .map_or(i64::MAX, |t| t.as_millis()),
+        }
+    }
+
     /// Boundaries in `[from, to]` (both on the grid, `from <= to`).
     fn count_incl(&self, from: i64, to: i64) -> u64 {
         match self {
@@ -104,6 +142,10 @@ struct Segment {
     runs: Vec<(i64, i64, u64)>,
     /// Skips whose run was not contiguous: only their count is known.
     loose: u64,
+    /// Boundaries counted in `[start, memo.0)`.
+    memo: (i64, u64),
+    /// The engine clock when a redefinition replaced this grid.
+    replaced_at: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -149,6 +191,8 @@ impl Accounting {
             closed: false,
             runs: Vec::new(),
             loose: 0,
+            memo: (start, 0),
+            replaced_at: None,
         });
     }
 
@@ -162,6 +206,42 @@ impl Accounting {
         {
             last.closed = true;
             last.end = last.end.or(old_cursor);
+        }
+    }
+
+    /// A redefinition at engine clock `now` replaced the grid of `name`
+    /// (`new`: the new grid and its first boundary; `None` when the
+    /// redefinition completed the schedule). Unlike [`Accounting::start_grid`]
+    /// the old grid is closed *after* every boundary whose nominal time is
+    /// at or before `now` (and before `end_at`): a boundary that was due or
+    /// pending (jittered) when its grid was replaced must still be fired or
+    /// reported skipped — it never simply vanishes.
+    pub fn regrid(
+        &mut self,
+        name: &str,
+        new: Option<(Grid, i64)>,
+        old_cursor: Option<i64>,
+        now: i64,
+        old_end_at: Option<i64>,
+    ) {
+        if let Some(last) = self
+            .schedules
+            .get_mut(name)
+            .and_then(|s| s.segments.last_mut())
+            && let Some(c) = old_cursor
+            && !last.closed
+        {
+            let mut end = c.max(last.grid.first_after(now).min(i64::MAX - 1));
+            if let Some(e) = old_end_at {
+                end = end.min(e.max(c));
+            }
+            last.end = Some(end);
+            last.closed = true;
+            last.replaced_at = Some(now);
+        }
+        match new {
+            Some((grid, start)) => self.start_grid(name, grid, start, old_cursor),
+            None => self.end_grid(name, old_cursor),
         }
     }
 
@@ -275,17 +355,27 @@ impl Accounting {
                 if let Some(r) = seg.runs.first() {
                     assert!(r.0 >= seg.start);
                 }
-                let expected = if end > seg.start {
-                    seg.grid.count_incl(seg.start, end - 1)
-                } else {
-                    0
-                };
+                if end < seg.memo.0 {
+                    seg.memo = (seg.start, 0);
+                }
+                let more = seg.grid.count_range(seg.memo.0, end);
+                seg.memo = (end.max(seg.memo.0), seg.memo.1 + more);
+                let expected = seg.memo.1;
                 let got: u64 = seg.runs.iter().map(|r| r.2).sum::<u64>() + seg.loose;
                 assert!(
                     got <= expected,
                     "{name}: {got} accounted for {expected} boundaries in [{}, {end})",
                     seg.start
                 );
+                if let Some(at) = seg.replaced_at {
+                    assert!(
+                        expected - got <= u64::from(info.buffered),
+                        "G: {name}: a redefinition at {at} dropped {} due or pending boundaries \
+                         of the old grid [{}, {end}) with no fire and no skip",
+                        expected - got,
+                        seg.start
+                    );
+                }
                 missing += expected - got;
             }
             let buffered = u64::from(info.buffered);

@@ -2,6 +2,7 @@
 //! property tests. Each scenario lives in its own file under `tests/`.
 
 pub mod accounting;
+pub mod checker;
 pub mod dst;
 pub mod golden;
 pub mod specgen;

@@ -17,18 +17,22 @@ use chime_core::{
     Command, Engine, EngineConfig, Error, Event, FireId, Input, JobId, JobState, LeadershipGrant,
     LeaseToken, Overlap, Payload, QueueConfig, Reply, ScheduleDef, Snapshot, Timestamp,
 };
-use chime_tests::accounting::{Accounting, Grid};
+use chime_tests::checker::Checker;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 const S: i64 = 1_000_000_000_000;
-const SPECS: [&str; 5] = [
+const SPECS: [&str; 8] = [
     "@every 1s",
     "@every 2s",
     "@every 5s +1s",
     "@every 7s",
     "@every 1m",
+    "@every 1h +15m",
+    "@every 60m",
+    "0 * * * *",
 ];
+const HOUR: i64 = 3_600_000;
 const OVERLAPS: [Overlap; 4] = [
     Overlap::Skip,
     Overlap::Allow,
@@ -55,8 +59,20 @@ enum Op {
         ext: bool,
         max_fires: Option<u8>,
         catchup_max: u8,
+        /// Bits: 1 jitter 30 min, 2 window 60 s, 4 paused, 8 startAt
+        /// (`x >> 4` minutes ahead), also a zone for cron specs.
+        x: u8,
     },
     Remove(u8),
+    /// Backfill windows: 0 `[0, 2h)`, 1 `[now-3h, now)`, 2 `[now-1h, now+1h)`,
+    /// 3 `[now-60s, now]`.
+    Backfill(u8, u8),
+    /// The host clock goes back this many ms (clamped by the engine).
+    Back(u32),
+    /// The clock jumps this many hours.
+    Jump(u16),
+    /// An input a stateless check must refuse, presented 10 s later.
+    Invalid(u8),
     Pause(u8),
     Resume(u8),
     Trigger(u8, bool),
@@ -85,11 +101,16 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0..3u8, 0..5u8, 0..4u8, any::<bool>(), any::<bool>(),
-              proptest::option::weighted(0.2, 1..6u8), 1..65u8)
-            .prop_map(|(s, spec, overlap, jitter, ext, max_fires, catchup_max)| Op::Upsert {
-                s, spec, overlap, jitter, ext, max_fires, catchup_max
+        3 => (0..3u8, 0..8u8, 0..4u8, any::<bool>(), any::<bool>(),
+              proptest::option::weighted(0.2, 1..6u8), 1..65u8,
+              prop_oneof![2 => Just(0u8), 1 => any::<u8>()])
+            .prop_map(|(s, spec, overlap, jitter, ext, max_fires, catchup_max, x)| Op::Upsert {
+                s, spec, overlap, jitter, ext, max_fires, catchup_max, x
             }),
+        1 => (0..3u8, 0..4u8).prop_map(|(s, k)| Op::Backfill(s, k)),
+        1 => (0..200_000_000u32).prop_map(Op::Back),
+        1 => prop_oneof![3 => 1..48u16, 1 => 48..20_000u16].prop_map(Op::Jump),
+        1 => (0..8u8).prop_map(Op::Invalid),
         1 => (0..3u8).prop_map(Op::Remove),
         1 => (0..3u8).prop_map(Op::Pause),
         1 => (0..3u8).prop_map(Op::Resume),
@@ -137,7 +158,9 @@ struct Model {
     last_token: u64,
     grant: Option<(u64, i64)>,
     highest: u64,
-    acct: Accounting,
+    chk: Checker,
+    /// How far back the next input's `now` lies (the engine clamps it).
+    back: i64,
     /// External fires seen, with the schedule's incarnation.
     ext_fires: Vec<(FireId, u64)>,
     incarnation: BTreeMap<String, u64>,
@@ -167,11 +190,13 @@ impl Model {
             last_token: 0,
             grant: None,
             highest: 0,
-            acct: Accounting::default(),
+            chk: Checker::new(&Engine::new(EngineConfig::default())),
+            back: 0,
             ext_fires: Vec::new(),
             incarnation: BTreeMap::new(),
             steps: 0,
         };
+        m.chk = Checker::new(&m.engine);
         for (name, lease_ms, max_attempts, base_ms, cap_ms, dead_letter, window) in QUEUES {
             let mut cfg = QueueConfig::new(name);
             cfg.lease_ms = lease_ms;
@@ -280,8 +305,8 @@ impl Model {
         self.steps += 1;
         let now = self.now;
         let was_grant = matches!(input, Input::Leadership(_));
-        let reply = self.engine.handle(t(now), input);
-        let cmds: Vec<Command> = std::iter::from_fn(|| self.engine.poll_command()).collect();
+        let given = now - std::mem::take(&mut self.back);
+        let (reply, cmds) = self.chk.handle(&mut self.engine, given, input);
         if std::env::var_os("MODEL_DEBUG").is_some() {
             eprintln!("@{} {reply:?}", now - S);
             for c in &cmds {
@@ -335,7 +360,6 @@ impl Model {
         // Fires: jobs they create, previous jobs they cancel, accounting.
         let leader_before = self.leader();
         for c in &cmds {
-            self.acct.observe(c);
             match c {
                 Command::Fire(f) => {
                     if !was_grant {
@@ -382,7 +406,6 @@ impl Model {
     fn check(&mut self) {
         let e = &self.engine;
         e.check_invariants();
-        self.acct.check(e);
         let mut counts = [[0u64; 4]; 2];
         for (&id, j) in &self.jobs {
             let got = e.job(JobId(id));
@@ -444,6 +467,17 @@ impl Model {
     }
 
     fn apply(&mut self, op: Op) {
+        let class = match op {
+            Op::Invalid(_) => "invalid",
+            Op::Backfill(..) => "backfill",
+            Op::Back(_) => "back",
+            Op::Jump(_) => "jumps",
+            _ => "",
+        };
+        let off = std::env::var("CHIME_SIM_OFF").unwrap_or_default();
+        if !class.is_empty() && off.split(',').any(|c| c == class) {
+            return;
+        }
         match op {
             Op::Advance(ms) => {
                 self.now += i64::from(ms);
@@ -457,6 +491,7 @@ impl Model {
                 ext,
                 max_fires,
                 catchup_max,
+                x,
             } => {
                 let name = format!("s{s}");
                 // Advance first, so the old grid's cursor is read after
@@ -468,36 +503,106 @@ impl Model {
                     "spec": SPECS[spec as usize],
                     "target": {"queue": if ext { "ext" } else { "q1" }},
                     "overlap": OVERLAPS[overlap as usize],
-                    "jitterMs": if jitter { 1500 } else { 0 },
+                    "jitterMs": if x & 1 != 0 { 1_800_000 } else if jitter { 1500 } else { 0 },
                     "maxFires": max_fires,
-                    "catchup": {"max": catchup_max},
+                    "catchup": if x & 2 != 0 {
+                        serde_json::json!({"max": catchup_max, "windowMs": 60_000})
+                    } else {
+                        serde_json::json!({"max": catchup_max})
+                    },
+                    "paused": x & 4 != 0,
+                    "startAt": (x & 8 != 0).then(|| self.now + i64::from(x >> 4) * 60_000),
+                    "tz": SPECS[spec as usize].starts_with('@').then_some(()).map_or(
+                        Some("America/New_York"), |()| None),
                 }))
                 .unwrap();
-                let grid = Grid::of(&def, self.engine.config());
-                let regrid = old.as_ref().is_none_or(|o| {
-                    o.def != def
-                        && (o.def.spec != def.spec
-                            || o.status == chime_core::ScheduleStatus::Completed)
-                });
+                let _ = old;
                 let (r, _) = self.step(Input::UpsertSchedule(def));
-                let Reply::ScheduleUpserted { next_fire, .. } = r.unwrap() else {
+                let Reply::ScheduleUpserted { .. } = r.unwrap() else {
                     panic!()
                 };
-                if regrid {
-                    let old_cursor = old.and_then(|o| o.next_nominal).map(|c| c.as_millis());
-                    match next_fire {
-                        Some(n) => self.acct.start_grid(&name, grid, n.as_millis(), old_cursor),
-                        None => self.acct.end_grid(&name, old_cursor),
-                    }
+            }
+            Op::Backfill(s, k) => {
+                let name = format!("s{s}");
+                let now = self.now;
+                let (from, to) = match k {
+                    0 => (0, 2 * HOUR),
+                    1 => (now - 3 * HOUR, now),
+                    2 => (now - HOUR, now + HOUR),
+                    _ => (now - 60_000, now + 1),
+                };
+                let (r, _) = self.step(Input::Backfill {
+                    name,
+                    from: t(from),
+                    to: t(to),
+                    overlap: None,
+                });
+                if let Err(e) = r {
+                    assert!(
+                        matches!(
+                            e.code(),
+                            "unknown_schedule" | "not_leader" | "limit_exceeded" | "invalid_input"
+                        ),
+                        "{e}"
+                    );
                 }
+            }
+            Op::Back(ms) => {
+                self.back = i64::from(ms);
+                self.step(Input::Advance).0.unwrap();
+            }
+            Op::Jump(h) => {
+                self.now += i64::from(h) * HOUR;
+                self.step(Input::Advance).0.unwrap();
+            }
+            Op::Invalid(k) => {
+                let later = self.now + 10_000;
+                let bad = "bad name!".to_string();
+                let input = match k {
+                    0 => Input::DeclareQueue(QueueConfig::new(bad)),
+                    1 => {
+                        let mut q = QueueConfig::new("q1");
+                        q.lease_ms = 0;
+                        Input::DeclareQueue(q)
+                    }
+                    2 => Input::Enqueue(chime_core::EnqueueRequest::new(bad, Payload::default())),
+                    3 => {
+                        let mut req = chime_core::EnqueueRequest::new("q1", Payload::default());
+                        req.delay_ms = Some(5);
+                        req.run_at = Some(t(later));
+                        Input::Enqueue(req)
+                    }
+                    4 => Input::Claim {
+                        queue: "q1".into(),
+                        worker: "w".into(),
+                        max: 0,
+                        lease_ms: None,
+                    },
+                    5 => Input::Heartbeat {
+                        job: JobId(1),
+                        token: LeaseToken(1),
+                        lease_ms: Some(-1),
+                    },
+                    6 => Input::AcquireLease {
+                        name: "l".into(),
+                        owner: "o".into(),
+                        ttl_ms: 0,
+                    },
+                    _ => Input::Backfill {
+                        name: "s0".into(),
+                        from: t(later),
+                        to: t(later - 1),
+                        overlap: None,
+                    },
+                };
+                let _ = self.chk.handle_expect(&mut self.engine, later, input, true);
             }
             Op::Remove(s) => {
                 let name = format!("s{s}");
-                let existed = self.acct.tracks(&name);
+                let existed = self.chk.tracks(&name);
                 let (r, _) = self.step(Input::RemoveSchedule { name: name.clone() });
                 assert_eq!(r.unwrap(), Reply::ScheduleRemoved { existed });
                 if existed {
-                    self.acct.removed(&name);
                     *self.incarnation.entry(name).or_default() += 1;
                 }
             }
@@ -510,13 +615,13 @@ impl Model {
                     },
                     _ => Input::ResumeSchedule { name: name.clone() },
                 };
-                let known = self.acct.tracks(&name);
+                let known = self.chk.tracks(&name);
                 let (r, _) = self.step(input);
                 assert_eq!(Model::code(&r) == "ok", known, "{r:?}");
             }
             Op::Trigger(s, allow) => {
                 let name = format!("s{s}");
-                let known = self.acct.tracks(&name);
+                let known = self.chk.tracks(&name);
                 let overlap = allow.then_some(Overlap::Allow);
                 let (r, _) = self.step(Input::TriggerSchedule { name, overlap });
                 let want = match (known, self.leader()) {
@@ -532,7 +637,7 @@ impl Model {
                 }
                 let (fire, inc) = self.ext_fires[k as usize % self.ext_fires.len()].clone();
                 let same = self.incarnation.get(&*fire.schedule).copied().unwrap_or(0) == inc
-                    && self.acct.tracks(&fire.schedule);
+                    && self.chk.tracks(&fire.schedule);
                 let outcome = chime_core::FireOutcome::Succeeded;
                 let (r, _) = self.step(Input::FireSettled { fire, outcome });
                 if same {
@@ -899,14 +1004,48 @@ fn max_fires_counts_a_buffered_fire() {
     assert_eq!(fires, 2, "maxFires is 2");
 }
 
+/// Prints how to replay a failing case when the test panics.
+struct ReplayHint(bool, u64);
+
+impl Drop for ReplayHint {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "model case failed (standalone: {}, engine seed {}): proptest prints the minimal \
+                 ops below and records the case in tests/tests/engine_model.proptest-regressions, \
+                 which `cargo test -p chime-tests --test engine_model` replays first; \
+                 CHIME_TRACE=1 prints every input and command",
+                self.0, self.1
+            );
+        }
+    }
+}
+
+/// Cases per property: `PROPTEST_CASES`, or 10× the default when
+/// `CHIME_SIM_SEEDS` asks for a long run.
+fn cases() -> u32 {
+    if let Some(n) = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
+    if std::env::var_os("CHIME_SIM_SEEDS").is_some() {
+        1280
+    } else {
+        128
+    }
+}
+
 fn run(standalone: bool, seed: u64, ops: Vec<Op>) {
+    let _hint = ReplayHint(standalone, seed);
     let mut m = Model::new(standalone, seed);
     m.check();
     for op in ops {
         m.apply(op);
         m.check();
     }
-    assert!(m.steps > 0);
+    m.chk.replay_from_start(&m.engine);
     if std::env::var_os("MODEL_STATS").is_some() {
         let dead = m
             .jobs
@@ -921,8 +1060,8 @@ fn run(standalone: bool, seed: u64, ops: Vec<Op>) {
         eprintln!(
             "steps {} fires {} skipped {} jobs {} completed {done} dead {dead} tokens {}",
             m.steps,
-            m.acct.fires,
-            m.acct.skipped,
+            m.chk.stats.fires.iter().sum::<u64>(),
+            m.chk.stats.skipped,
             m.jobs.len(),
             m.last_token
         );
@@ -930,7 +1069,7 @@ fn run(standalone: bool, seed: u64, ops: Vec<Op>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, max_shrink_iters: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2000, ..ProptestConfig::default() })]
 
     #[test]
     fn standalone_engine_matches_the_model(seed in any::<u64>(), ops in proptest::collection::vec(op(), 1..160)) {

@@ -1,0 +1,680 @@
+//! One "handle, drain, check" step shared by the model-based proptest
+//! (`engine_model`) and the simulation (`engine_simulation`).
+//!
+//! [`Checker::handle`] hands one input to the engine, drains every command,
+//! records the journal and the serialized command stream from the start,
+//! and checks after every step, from the command stream, the replies and
+//! the public getters only:
+//!
+//! - `check_invariants()` and the [`Accounting`] identity (every boundary
+//!   before the cursor fired or skipped exactly once, also across a
+//!   redefinition: a due or pending boundary of a replaced grid must be
+//!   fired or reported skipped);
+//! - the schedule counters agree with the commands (`fires`, `skipped`);
+//! - no fire id twice for the life of the engine (across remove +
+//!   re-create); every `Fire.job` is a job never seen before, and the
+//!   queues' `enqueued` totals equal the number of distinct jobs seen;
+//! - every fire: `nominal <= dueAt <= nominal + jitterMs` (largest jitter the
+//!   schedule ever had) and `dueAt <= firedAt = clock`; `@every` fires on the
+//!   grid `(nominal - offset) % step == 0`, computed from the spec text
+//!   here; a backfill fire has `nominal < clock`; a manual fire `nominal =
+//!   clock`;
+//! - leadership: no fire unless standalone or a grant known to the harness
+//!   is valid at `firedAt`, and its epoch is that grant's;
+//! - pause: the harness records every interval during which a schedule was
+//!   paused (from the status getter); no grid fire has its nominal time
+//!   inside one, and no `paused` skip has a boundary outside all of them;
+//! - `too_old`: the boundary that was the cursor before the input, due at
+//!   `d`, is not skipped `too_old` when `clock - d <= windowMs` (the window is
+//!   measured from the due time);
+//! - a refused input whose error needs no state leaves the snapshot
+//!   byte-identical (no clock move);
+//! - the engine clock is the largest `now` given;
+//! - one call emits at most [`Checker::command_bound`] commands (enforced
+//!   when the limits are small);
+//! - [`Checker::replay_from_start`]: the journal replayed on the initial
+//!   snapshot reproduces the command stream and the state byte for byte.
+//!
+//! Every failure message starts with a tag naming the invariant.
+
+use crate::accounting::{Accounting, Grid};
+use chime_core::ids::FireKind;
+use chime_core::journal;
+use chime_core::{
+    Command, Engine, EngineConfig, Error, Event, FireReason, Input, JournalEntry, Reply,
+    ScheduleDef, ScheduleStatus, SkipReason, Snapshot, Timestamp,
+};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// Error codes of checks that need no state: such a refusal changes nothing.
+pub const STATELESS_CODES: [&str; 7] = [
+    "invalid_name",
+    "reserved_name",
+    "invalid_spec",
+    "invalid_duration",
+    "invalid_time_zone",
+    "interval_too_short",
+    "payload_too_large",
+];
+
+fn t(ms: i64) -> Timestamp {
+    Timestamp::from_millis(ms).unwrap()
+}
+
+/// Parses a duration like `1h30m`, `15m`, `500ms`, `2d` (the `@every`
+/// grammar used by the generators), independently of the engine.
+pub fn parse_duration(text: &str) -> Option<i64> {
+    let (mut total, mut num, mut any) = (0i64, String::new(), false);
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_ascii_digit() {
+            num.push(c);
+            i += 1;
+            continue;
+        }
+        let (unit, len) = if text[i..].starts_with("ms") {
+            (1, 2)
+        } else {
+            match c {
+                's' => (1000, 1),
+                'm' => (60_000, 1),
+                'h' => (3_600_000, 1),
+                'd' => (86_400_000, 1),
+                _ => return None,
+            }
+        };
+        total += num.parse::<i64>().ok()? * unit;
+        num.clear();
+        any = true;
+        i += len;
+    }
+    (any && num.is_empty()).then_some(total)
+}
+
+/// `(step, offset)` of an `@every <d> [+<d>]` spec, from the text alone.
+pub fn every_grid(spec: &str) -> Option<(i64, i64)> {
+    let rest = spec.trim().strip_prefix("@every")?.trim();
+    let mut parts = rest.split_whitespace();
+    let step = parse_duration(parts.next()?)?;
+    let offset = match parts.next() {
+        Some(o) => parse_duration(o.strip_prefix('+')?)?,
+        None => 0,
+    };
+    Some((step, offset.rem_euclid(step)))
+}
+
+#[derive(Debug)]
+struct Track {
+    def: ScheduleDef,
+    status: ScheduleStatus,
+    /// `[start, end]` of every pause (`end = i64::MAX` while paused).
+    pauses: Vec<(i64, i64)>,
+    max_jitter: i64,
+    /// `@every` grid of every definition of this incarnation.
+    grids: Vec<(i64, i64)>,
+    every_only: bool,
+    fires: u64,
+    skipped: u64,
+}
+
+impl Track {
+    fn paused_at(&self, b: i64) -> bool {
+        self.pauses.iter().any(|&(s, e)| s <= b && b <= e)
+    }
+    fn fire_inside_pause(&self, b: i64) -> Option<(i64, i64)> {
+        self.pauses.iter().copied().find(|&(s, e)| s < b && b <= e)
+    }
+}
+
+/// Counts of what a run exercised.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// Fires by reason: scheduled, catchup, manual, backfill, buffered.
+    pub fires: [u64; 5],
+    /// Skipped boundaries (any reason).
+    pub skipped: u64,
+    /// Inputs refused.
+    pub refused: u64,
+    /// Inputs handled.
+    pub inputs: u64,
+    /// Clamped clocks.
+    pub clamped: u64,
+}
+
+/// See the module docs.
+pub struct Checker {
+    /// The engine's configuration.
+    pub config: EngineConfig,
+    /// Boundary accounting.
+    pub acct: Accounting,
+    /// Snapshot JSON the journal starts from.
+    pub initial: String,
+    /// Every input since `initial`.
+    pub journal: Vec<JournalEntry>,
+    /// Every command since `initial`, serialized.
+    pub commands: Vec<String>,
+    /// The engine clock as the harness knows it.
+    pub clock: i64,
+    grant: Option<(u64, i64)>,
+    fire_ids: HashSet<String>,
+    jobs: HashSet<u64>,
+    local_queues: BTreeSet<String>,
+    tracks: BTreeMap<String, Track>,
+    /// What the run exercised.
+    pub stats: Stats,
+}
+
+impl Checker {
+    /// A checker for a fresh `engine`.
+    pub fn new(engine: &Engine) -> Checker {
+        Checker {
+            config: engine.config().clone(),
+            acct: Accounting::default(),
+            initial: engine.snapshot().to_json(),
+            journal: Vec::new(),
+            commands: Vec::new(),
+            clock: engine.clock().as_millis(),
+            grant: None,
+            fire_ids: HashSet::new(),
+            jobs: HashSet::new(),
+            local_queues: BTreeSet::new(),
+            tracks: BTreeMap::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Whether the harness considers the engine leader at its clock.
+    pub fn leader(&self) -> bool {
+        self.config.standalone || self.grant.is_some_and(|(_, u)| self.clock < u)
+    }
+
+    /// The highest epoch granted so far (0 if none).
+    pub fn grant(&self) -> Option<(u64, i64)> {
+        self.grant
+    }
+
+    /// Whether `name` exists for the harness.
+    pub fn tracks(&self, name: &str) -> bool {
+        self.tracks.contains_key(name)
+    }
+
+    /// The documented bound on commands per call, when the limits are small
+    /// (`firesPerAdvance <= 100`): `4 × firesPerAdvance + 10 × schedules +
+    /// 2 × backfillFires + 16`. Each grid fire makes at most four commands
+    /// (fire, enqueue or wake, cancel + cancelled for a superseded job);
+    /// each schedule at most one skip event per reason plus completion and
+    /// buffering events; a backfill two per fire. Lease expiries, retries
+    /// and promotions must be budgeted within it (issue 6).
+    pub fn command_bound(&self, schedules: usize) -> Option<usize> {
+        let l = &self.config.limits;
+        (l.fires_per_advance <= 100).then(|| {
+            4 * l.fires_per_advance as usize + 10 * schedules + 2 * l.backfill_fires as usize + 16
+        })
+    }
+
+    /// Handles `input` at `now`, drains, records and checks everything (see
+    /// the module docs). `stateless_refusal`: the caller built an input that
+    /// a check needing no state must refuse.
+    pub fn handle_expect(
+        &mut self,
+        engine: &mut Engine,
+        now: i64,
+        input: Input,
+        stateless_refusal: bool,
+    ) -> (Result<Reply, Error>, Vec<Command>) {
+        self.stats.inputs += 1;
+        let before = (!matches!(input, Input::Advance)).then(|| engine.snapshot().to_json());
+        let schedules_before = engine.schedule_count();
+        // The cursor of every active schedule before the input (for `too_old`).
+        let cursors: Vec<(String, i64, i64, i64)> = self
+            .tracks
+            .iter()
+            .filter(|(_, tr)| tr.status == ScheduleStatus::Active)
+            .filter_map(|(name, tr)| {
+                let info = engine.schedule(name)?;
+                Some((
+                    name.clone(),
+                    info.next_nominal?.as_millis(),
+                    info.next_due_at?.as_millis(),
+                    tr.def.catchup.window_ms,
+                ))
+            })
+            .collect();
+        let old_info = match &input {
+            Input::UpsertSchedule(d) => engine.schedule(&d.name),
+            _ => None,
+        };
+        let old_grant = self.grant;
+        self.journal.push(JournalEntry {
+            now: t(now),
+            input: input.clone(),
+        });
+        let reply = engine.handle(t(now), input.clone());
+        let cmds: Vec<Command> = std::iter::from_fn(|| engine.poll_command()).collect();
+        let trace = std::env::var_os("CHIME_TRACE").is_some();
+        if trace {
+            eprintln!(
+                "@{now} {}\n  -> {reply:?}",
+                serde_json::to_string(&input).unwrap()
+            );
+        }
+        for c in &cmds {
+            let json = serde_json::to_string(c).unwrap();
+            if trace {
+                eprintln!("     {json}");
+            }
+            self.commands.push(json);
+        }
+        let code = reply.as_ref().err().map(Error::code);
+        let stateless = stateless_refusal || code.is_some_and(|c| STATELESS_CODES.contains(&c));
+        if stateless_refusal {
+            assert!(
+                reply.is_err(),
+                "E: an input no check may accept was accepted: {input:?} -> {reply:?}"
+            );
+        }
+        if reply.is_err() {
+            self.stats.refused += 1;
+        }
+        if stateless && reply.is_err() {
+            let after = engine.snapshot().to_json();
+            assert!(
+                cmds.is_empty() && Some(&after) == before.as_ref(),
+                "E: refused input ({}) at now {now} (clock {}) changed the state or emitted \
+                 {} commands: {input:?}",
+                code.unwrap_or("?"),
+                self.clock,
+                cmds.len()
+            );
+        } else {
+            self.clock = self.clock.max(now);
+        }
+        assert_eq!(
+            engine.clock().as_millis(),
+            self.clock,
+            "clock: the engine clock is the largest now given"
+        );
+        // Leadership as the harness knows it.
+        if reply.is_ok() {
+            match &input {
+                Input::Leadership(Some(g)) => {
+                    self.grant = Some((g.epoch.0, g.valid_until.as_millis()));
+                }
+                Input::Leadership(None) => self.grant = None,
+                _ => {}
+            }
+        }
+        let clock = self.clock;
+        let mut epochs = Vec::new();
+        if self.config.standalone {
+            epochs.push(0);
+        } else {
+            for (e, until) in [old_grant, self.grant].into_iter().flatten() {
+                if clock < until {
+                    epochs.push(e);
+                }
+            }
+        }
+        let schedules = schedules_before.max(engine.schedule_count()) + 1;
+        if let Some(bound) = self.command_bound(schedules) {
+            assert!(
+                cmds.len() <= bound,
+                "bound: one call emitted {} commands (bound {bound}) for {input:?}",
+                cmds.len()
+            );
+        }
+        self.before_observe(engine, &input, &reply, old_info.as_ref());
+        for c in &cmds {
+            self.observe(c, clock, &epochs, &cursors);
+            self.acct.observe(c);
+        }
+        self.after_observe(engine, &input, &reply, old_info.as_ref());
+        self.check(engine);
+        (reply, cmds)
+    }
+
+    /// [`Checker::handle_expect`] for an ordinary input.
+    pub fn handle(
+        &mut self,
+        engine: &mut Engine,
+        now: i64,
+        input: Input,
+    ) -> (Result<Reply, Error>, Vec<Command>) {
+        self.handle_expect(engine, now, input, false)
+    }
+
+    fn observe(
+        &mut self,
+        cmd: &Command,
+        clock: i64,
+        epochs: &[u64],
+        cursors: &[(String, i64, i64, i64)],
+    ) {
+        match cmd {
+            Command::Fire(f) => {
+                let id = f.fire_id.to_string();
+                let (nominal, due, fired) = (
+                    f.nominal.as_millis(),
+                    f.due_at.as_millis(),
+                    f.fired_at.as_millis(),
+                );
+                let kind = match f.reason {
+                    FireReason::Scheduled => 0,
+                    FireReason::Catchup => 1,
+                    FireReason::Manual => 2,
+                    FireReason::Backfill => 3,
+                    FireReason::Buffered => 4,
+                };
+                self.stats.fires[kind] += 1;
+                assert!(
+                    self.fire_ids.insert(id.clone()),
+                    "D: fire id {id} emitted twice in the life of the engine"
+                );
+                assert_eq!(fired, clock, "{id}: firedAt is the engine clock");
+                assert!(
+                    f.reason != FireReason::Backfill || nominal < clock,
+                    "backfill: {id}: nominal {nominal} at or after now {clock} (a backfill is for \
+                     the past)"
+                );
+                assert!(
+                    nominal <= due && due <= fired,
+                    "H: {id} ({:?}): nominal {nominal} <= dueAt {due} <= firedAt {fired}",
+                    f.reason
+                );
+                assert!(
+                    epochs.contains(&f.epoch.0),
+                    "leader: {id} fired at {fired} with epoch {} while the valid epochs are \
+                     {epochs:?} (grant {:?})",
+                    f.epoch.0,
+                    self.grant
+                );
+                if let Some(job) = f.job {
+                    assert!(
+                        self.jobs.insert(job.0),
+                        "D: {id} ({:?}) points at job {} that already existed",
+                        f.reason,
+                        job.0
+                    );
+                    self.local_queues.insert(f.queue.to_string());
+                }
+                let tr = self
+                    .tracks
+                    .get_mut(&*f.schedule)
+                    .unwrap_or_else(|| panic!("{id}: fire of an unknown schedule"));
+                tr.fires += 1;
+                assert!(
+                    due <= nominal + tr.max_jitter,
+                    "H: {id}: dueAt {due} > nominal {nominal} + jitterMs {}",
+                    tr.max_jitter
+                );
+                let manual = matches!(f.fire_id.extra, Some((FireKind::Manual, _)));
+                if tr.every_only && !manual {
+                    assert!(
+                        tr.grids
+                            .iter()
+                            .any(|&(step, off)| (nominal - off).rem_euclid(step) == 0),
+                        "C: {id} ({:?}): nominal {nominal} is not a boundary of {:?}",
+                        f.reason,
+                        tr.grids
+                    );
+                }
+                match f.reason {
+                    FireReason::Backfill => assert!(
+                        nominal < clock,
+                        "backfill: {id}: nominal {nominal} at or after now {clock} (a backfill \
+                         is for the past)"
+                    ),
+                    _ if f.fire_id.extra.is_some() => {}
+                    _ => {
+                        if let Some((s, e)) = tr.fire_inside_pause(nominal) {
+                            panic!(
+                                "B: {id} ({:?}): boundary {nominal} fell inside the pause \
+                                 [{s}, {e}] but fired",
+                                f.reason
+                            );
+                        }
+                    }
+                }
+            }
+            Command::Event(Event::FireSkipped {
+                schedule,
+                reason,
+                count,
+                first,
+                last,
+            }) => {
+                self.stats.skipped += count;
+                let (first, last) = (first.as_millis(), last.as_millis());
+                let tr = self
+                    .tracks
+                    .get_mut(schedule.as_str())
+                    .unwrap_or_else(|| panic!("{schedule}: skip of an unknown schedule"));
+                tr.skipped += count;
+                assert!(
+                    last <= clock,
+                    "skip: {schedule}: skipped boundary {last} ({reason:?}) is not in the past \
+                     (clock {clock})"
+                );
+                if *reason == SkipReason::Paused {
+                    for b in [first, last] {
+                        assert!(
+                            tr.paused_at(b),
+                            "B: {schedule}: boundary {b} skipped `paused` but the schedule \
+                             was not paused then (pauses {:?}, clock {clock})",
+                            tr.pauses
+                        );
+                    }
+                }
+                if *reason == SkipReason::TooOld {
+                    for (name, c, d, window) in cursors {
+                        if name == schedule && first <= *c && *c <= last {
+                            assert!(
+                                clock - d > *window,
+                                "F: {schedule}: boundary {c} due at {d} skipped `too_old` at \
+                                 {clock}, only {} ms after its due time (windowMs {window})",
+                                clock - d
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Definitions and pause intervals, before the call's commands are read.
+    fn before_observe(
+        &mut self,
+        engine: &Engine,
+        input: &Input,
+        reply: &Result<Reply, Error>,
+        old: Option<&chime_core::ScheduleInfo>,
+    ) {
+        if let (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { .. })) = (input, reply) {
+            let every = every_grid(&def.spec);
+            match (old, self.tracks.get_mut(&def.name)) {
+                (Some(_), Some(tr)) => {
+                    tr.max_jitter = tr.max_jitter.max(def.jitter_ms);
+                    if let Some(g) = every {
+                        tr.grids.push(g);
+                    }
+                    tr.every_only &= every.is_some();
+                    tr.def = def.clone();
+                }
+                _ => {
+                    self.tracks.insert(
+                        def.name.clone(),
+                        Track {
+                            def: def.clone(),
+                            status: ScheduleStatus::Active,
+                            pauses: Vec::new(),
+                            max_jitter: def.jitter_ms,
+                            grids: every.into_iter().collect(),
+                            every_only: every.is_some(),
+                            fires: 0,
+                            skipped: 0,
+                        },
+                    );
+                }
+            }
+        }
+        let clock = self.clock;
+        for (name, tr) in &mut self.tracks {
+            let Some(info) = engine.schedule(name) else {
+                continue; // removed by this call
+            };
+            if info.status != tr.status {
+                if info.status == ScheduleStatus::Paused {
+                    tr.pauses.push((clock, i64::MAX));
+                } else if tr.status == ScheduleStatus::Paused
+                    && let Some(p) = tr.pauses.last_mut()
+                {
+                    p.1 = clock;
+                }
+                tr.status = info.status;
+            }
+        }
+    }
+
+    /// Grids, removals and jobs, after the call's commands were read.
+    fn after_observe(
+        &mut self,
+        engine: &Engine,
+        input: &Input,
+        reply: &Result<Reply, Error>,
+        old: Option<&chime_core::ScheduleInfo>,
+    ) {
+        match (input, reply) {
+            (Input::Enqueue(req), Ok(Reply::Enqueued { job, deduplicated })) => {
+                self.local_queues.insert(req.queue.clone());
+                if !deduplicated {
+                    assert!(self.jobs.insert(job.0), "job id {} handed out twice", job.0);
+                }
+            }
+            (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { next_fire, .. })) => {
+                let name = def.name.clone();
+                let every = every_grid(&def.spec);
+                let grid = Grid::of(def, &self.config);
+                if let (Some((step, off)), Grid::Every { period, offset }) = (every, &grid) {
+                    assert_eq!(
+                        (step, off),
+                        (*period, *offset),
+                        "{}: the engine's @every grid differs from the spec text",
+                        def.spec
+                    );
+                }
+                let same_grid = old.is_some_and(|o| {
+                    o.def.spec == def.spec
+                        && o.def.tz == def.tz
+                        && o.def.dst == def.dst
+                        && o.def.start_at == def.start_at
+                        && o.status != ScheduleStatus::Completed
+                });
+                let changed = old.is_none_or(|o| o.def != *def);
+                let start = next_fire.map(|n| n.as_millis());
+                match old {
+                    None => {
+                        if let Some(s) = start {
+                            self.acct.start_grid(&name, grid, s, None);
+                        }
+                    }
+                    Some(o) if changed && !same_grid => {
+                        let old_cursor = o.next_nominal.map(|c| c.as_millis());
+                        let old_end = o.def.end_at.map(|e| e.as_millis());
+                        let closing = if o.def.max_fires.is_some() {
+                            // A maxFires budget may end the old grid early.
+                            old_cursor.unwrap_or(i64::MIN)
+                        } else {
+                            self.clock
+                        };
+                        if self.acct.tracks(&name) {
+                            self.acct.regrid(
+                                &name,
+                                start.map(|s| (grid, s)),
+                                old_cursor,
+                                closing,
+                                old_end,
+                            );
+                        } else if let Some(s) = start {
+                            self.acct.start_grid(&name, grid, s, None);
+                        }
+                    }
+                    _ => {}
+                }
+                let _ = engine;
+            }
+            (Input::RemoveSchedule { name }, Ok(Reply::ScheduleRemoved { existed })) => {
+                assert_eq!(
+                    *existed,
+                    self.tracks.contains_key(name),
+                    "{name}: remove's `existed`"
+                );
+                if *existed {
+                    self.acct.removed(name);
+                    self.tracks.remove(name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn check(&mut self, engine: &Engine) {
+        engine.check_invariants();
+        self.acct.check(engine);
+        for (name, tr) in &self.tracks {
+            let info = engine.schedule(name).unwrap();
+            assert!(
+                info.fires == tr.fires && info.skipped == tr.skipped,
+                "counters: {name}: engine says {} fires / {} skipped, commands say {} / {}",
+                info.fires,
+                info.skipped,
+                tr.fires,
+                tr.skipped
+            );
+        }
+        let enqueued: u64 = self
+            .local_queues
+            .iter()
+            .filter_map(|q| engine.queue_stats(q))
+            .map(|s| s.totals.enqueued)
+            .sum();
+        assert_eq!(
+            enqueued,
+            self.jobs.len() as u64,
+            "D: the queues' enqueued totals differ from the distinct jobs seen"
+        );
+    }
+
+    /// Replays the whole journal on the initial snapshot: the command
+    /// stream and the final state must be identical byte for byte.
+    pub fn replay_from_start(&self, engine: &Engine) {
+        let snap = Snapshot::from_json(&self.initial).unwrap();
+        let replayed = journal::replay(snap, &self.journal).expect("replay");
+        assert_eq!(
+            replayed.commands.len(),
+            self.commands.len(),
+            "replay: command count from the start"
+        );
+        for (i, (a, b)) in replayed.commands.iter().zip(&self.commands).enumerate() {
+            assert_eq!(a, b, "replay: command {i} differs");
+        }
+        assert_eq!(
+            replayed.engine.snapshot().to_json(),
+            engine.snapshot().to_json(),
+            "replay: final state differs"
+        );
+    }
+}
+
+/// The panic message of a caught panic.
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = e.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "(non-string panic)".into()
+    }
+}
