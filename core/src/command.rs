@@ -152,14 +152,13 @@ pub enum Event {
         /// The fire.
         fire: FireId,
     },
-    /// A buffered fire was dropped before it fired: the schedule was paused
-    /// (`paused`) or removed (`removed`). A dropped grid boundary is also
-    /// counted as skipped (`paused`).
+    /// A buffered fire was dropped before it fired because its schedule
+    /// was removed (`removed`).
     #[serde(rename_all = "camelCase")]
     FireDropped {
         /// The buffered fire.
         fire: FireId,
-        /// `paused` or `removed`.
+        /// `removed`.
         reason: String,
     },
     /// The schedule will not fire again (end reached, max fires, one-shot done).

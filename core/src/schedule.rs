@@ -33,14 +33,6 @@ pub(crate) struct Counters {
     pub processed: u64,
     /// Sequence of manual (`#m<n>`) and backfill (`#b<n>`) fire ids.
     pub seq: u64,
-    /// Buffered manual or backfill fires dropped (by a pause or a removal)
-    /// before they fired; dropped buffered grid fires count as `skipped`.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub dropped: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// [`Counters`] without the rarely used `seq` (kept in [`Extras`]).
@@ -162,8 +154,6 @@ pub(crate) struct Extras {
     pub in_flight: Vec<InFlight>,
     /// `Counters::seq`.
     pub seq: u64,
-    /// `Counters::dropped`.
-    pub dropped: u64,
 }
 
 /// A change of the runtime pause state at `at`: it decides the fate of
@@ -384,7 +374,6 @@ impl Schedule {
             skipped: n.skipped,
             processed: n.processed,
             seq: self.seq(),
-            dropped: self.dropped(),
         }
     }
 
@@ -397,19 +386,6 @@ impl Schedule {
             processed: c.processed,
         };
         self.set_seq(c.seq);
-        if c.dropped > 0 {
-            self.x.get_or_insert_with(Box::default).dropped = c.dropped;
-        }
-    }
-
-    /// Buffered manual or backfill fires dropped before they fired.
-    pub fn dropped(&self) -> u64 {
-        self.x.as_ref().map_or(0, |x| x.dropped)
-    }
-
-    /// Counts a dropped buffered manual or backfill fire.
-    pub fn add_dropped(&mut self) {
-        self.x.get_or_insert_with(Box::default).dropped += 1;
     }
 
     /// What a fire made now hands its job (the current definition).

@@ -3,7 +3,7 @@
 //! mutates anything.
 
 use crate::catchup;
-use crate::command::{Event, FireReason, Output, SkipReason};
+use crate::command::{Event, FireReason, SkipReason};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::fire::Offer;
@@ -13,7 +13,6 @@ use crate::queue::truncate;
 use crate::reply::Reply;
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
-use crate::skips::Skips;
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
 use std::sync::Arc;
@@ -145,20 +144,16 @@ impl Engine {
                 }
             }
         }
-        if s.paused != old_paused && s.set_paused_at(now, s.paused) && s.paused {
-            drop_buffered(&mut s, &mut self.skips, &mut self.out);
+        if s.paused != old_paused {
+            s.set_paused_at(now, s.paused);
         }
         let reply = Reply::ScheduleUpserted {
             version: s.version,
             next_fire: s.cursor,
             changed: true,
         };
-        let name = s.name.clone();
         self.schedules.replace(idx, s);
         self.schedules.index(idx);
-        // Whether a buffered fire may be released now is recomputed from
-        // scratch: it may have been dropped.
-        self.schedules.ready.remove(&name);
         if self.schedules.at(idx).in_flight().is_empty() {
             self.note_released(idx);
         }
@@ -232,11 +227,8 @@ impl Engine {
         let text_bytes = self.config.limits.text_bytes;
         let s = self.schedules.at_mut(idx);
         if s.status != ScheduleStatus::Completed {
-            if s.set_paused_at(now, true) {
-                drop_buffered(s, &mut self.skips, &mut self.out);
-            }
+            s.set_paused_at(now, true);
             s.set_pause_note(note.map(|n| truncate(n, text_bytes)));
-            self.schedules.ready.remove(name);
         }
         Ok(Reply::ScheduleStatus {
             status: self.schedules.at(idx).status,
@@ -391,22 +383,4 @@ fn start_from(s: &Schedule, now: Timestamp) -> Timestamp {
         Some(start) if start > now => Timestamp::from_millis(start.as_millis() - 1).unwrap_or(now),
         _ => now,
     }
-}
-
-/// Drops a buffered fire because the schedule was paused (the caller
-/// takes it out of `ready`): `fire_dropped`, and a grid boundary counts as
-/// skipped (`paused`), a manual or backfill fire as dropped.
-fn drop_buffered(s: &mut Schedule, skips: &mut Skips, out: &mut Output) {
-    let Some(b) = s.take_buffered() else { return };
-    let nominal = b.fire.nominal;
-    if b.fire.extra.is_none() {
-        s.n.skipped += 1;
-        skips.add(&s.name, SkipReason::Paused, 1, nominal, nominal);
-    } else {
-        s.add_dropped();
-    }
-    out.event(Event::FireDropped {
-        fire: b.fire,
-        reason: "paused".into(),
-    });
 }

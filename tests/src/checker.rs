@@ -583,12 +583,8 @@ impl Checker {
                     Some(o) if changed && !same_grid => {
                         let old_cursor = o.next_nominal.map(|c| c.as_millis());
                         let old_end = o.def.end_at.map(|e| e.as_millis());
-                        let closing = if o.def.max_fires.is_some() {
-                            // A maxFires budget may end the old grid early.
-                            old_cursor.unwrap_or(i64::MIN)
-                        } else {
-                            self.clock
-                        };
+                        // A completed schedule (no cursor) has nothing pending.
+                        let closing = old_cursor.map_or(i64::MIN, |_| self.clock);
                         if self.acct.tracks(&name) {
                             self.acct.regrid(
                                 &name,
