@@ -169,7 +169,9 @@ impl Engine {
         if pending >= self.config.limits.pending_commands {
             return Err(Error::Backpressure { pending });
         }
-        let prepared = validate::prepare(&input, &self.config)?;
+        // Stateless checks see the `now` the input will be applied at.
+        let at = now.max(self.clock);
+        let prepared = validate::prepare(&input, &self.config, at)?;
         self.advance_to(now);
         let reply = self.apply(input, prepared);
         self.after_input();
@@ -207,7 +209,7 @@ impl Engine {
                 Ok(Reply::Leadership { leader })
             }
             Input::DeclareQueue(cfg) => {
-                let (created, changed) = self.queues.declare(cfg, limits)?;
+                let (created, changed) = self.queues.declare(cfg)?;
                 Ok(Reply::QueueDeclared { created, changed })
             }
             Input::Enqueue(req) => {
@@ -220,9 +222,7 @@ impl Engine {
                 max,
                 lease_ms,
             } => {
-                let jobs = self
-                    .queues
-                    .claim(now, &queue, &worker, max, lease_ms, limits)?;
+                let jobs = self.queues.claim(now, &queue, &worker, max, lease_ms)?;
                 Ok(Reply::Claimed { jobs })
             }
             Input::Heartbeat {
@@ -273,8 +273,7 @@ impl Engine {
                 owner,
                 ttl_ms,
             } => {
-                let (token, expires_at) =
-                    self.leases.acquire(now, &name, &owner, ttl_ms, limits)?;
+                let (token, expires_at) = self.leases.acquire(now, &name, &owner, ttl_ms)?;
                 Ok(Reply::Lease { token, expires_at })
             }
             Input::RenewLease {
@@ -282,11 +281,11 @@ impl Engine {
                 token,
                 ttl_ms,
             } => {
-                let (token, expires_at) = self.leases.renew(now, &name, token, ttl_ms, limits)?;
+                let (token, expires_at) = self.leases.renew(now, &name, token, ttl_ms)?;
                 Ok(Reply::Lease { token, expires_at })
             }
             Input::ReleaseLease { name, token } => {
-                self.leases.release(now, &name, token, limits)?;
+                self.leases.release(now, &name, token)?;
                 Ok(Reply::LeaseReleased)
             }
         }

@@ -40,7 +40,6 @@ use crate::error::Error;
 use crate::ids::{FireId, JobId, LeaseToken};
 use crate::input::EnqueueRequest;
 use crate::job::{Claimed, JobState};
-use crate::name;
 use crate::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use crate::time::Timestamp;
 use serde::Serialize;
@@ -48,7 +47,10 @@ use std::collections::BTreeMap;
 use store::{Index, Job, JobLease, QueueState};
 
 #[allow(unused_imports)]
-pub(crate) use validate::{OUTBOX_PREFIX, headers as check_headers, truncate};
+pub(crate) use validate::{
+    OUTBOX_PREFIX, claim as check_claim, config as check_config, enqueue as check_enqueue,
+    headers as check_headers, lease_ms as check_lease_ms, queue_name as check_queue_name, truncate,
+};
 
 /// Every queue and job of one engine. Part of the engine snapshot.
 ///
@@ -83,13 +85,15 @@ impl Queues {
 
     /// Creates or updates a queue. Returns `(created, changed)`.
     ///
-    /// Everything is validated before anything changes. A new config applies
+    /// The config's own fields were checked by [`check_config`] before the
+    /// engine advanced (a stateless refusal changes nothing, not even the
+    /// clock); only the mode switch, which needs state, is checked here,
+    /// before anything changes. A new config applies
     /// to later attempts, claims and finishes; jobs already scheduled keep
     /// their times. Lowering `retention.completed_max` trims retained jobs at
     /// once. Switching a local queue that still holds live jobs or dead
     /// letters to `external` is refused (those jobs could never be claimed).
-    pub fn declare(&mut self, cfg: QueueConfig, limits: &Limits) -> Result<(bool, bool), Error> {
-        validate::config(&cfg, limits)?;
+    pub fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
         let Some(q) = self.queues.get_mut(&cfg.name) else {
             let name = cfg.name.clone();
             self.queues.insert(name, QueueState::new(cfg));
@@ -153,6 +157,10 @@ impl Queues {
     /// `fire` links the job to the schedule fire that created it (engine
     /// use). The job is available at once (and the queue woken if it had
     /// nothing claimable) unless `run_at`/`delay_ms` put it in the future.
+    ///
+    /// The request's own fields were checked by [`check_enqueue`] before the
+    /// engine advanced (fires build theirs from a checked definition); the
+    /// checks here need state (external queue, dedup, limits).
     pub fn enqueue(
         &mut self,
         now: Timestamp,
@@ -161,7 +169,7 @@ impl Queues {
         limits: &Limits,
         out: &mut Output,
     ) -> Result<(JobId, bool), Error> {
-        let run_at = validate::enqueue(&req, now, limits)?;
+        let run_at = validate::run_at(&req, now);
         if self
             .config(&req.queue)
             .is_some_and(|c| c.mode == QueueMode::External)
@@ -236,8 +244,8 @@ impl Queues {
     /// order (priority, then available time, then id). Each gets a fresh
     /// token and `deadline = now + lease_ms` (default: the queue's), and its
     /// attempt count goes up by one. A queue that does not exist yet gives no
-    /// jobs; an external queue is `InvalidInput`.
-    #[allow(clippy::too_many_arguments)]
+    /// jobs; an external queue is `InvalidInput`. The arguments were checked
+    /// by [`check_claim`] before the engine advanced.
     pub fn claim(
         &mut self,
         now: Timestamp,
@@ -245,23 +253,7 @@ impl Queues {
         worker: &str,
         max: u32,
         lease_ms: Option<i64>,
-        limits: &Limits,
     ) -> Result<Vec<Claimed>, Error> {
-        validate::queue_name(queue, limits)?;
-        name::validate("worker", worker, limits.name_chars)?;
-        if max == 0 {
-            return Err(Error::InvalidInput {
-                field: "max",
-                message: "must be at least 1".into(),
-            });
-        }
-        if max > limits.claim_batch {
-            return Err(Error::LimitExceeded {
-                what: "claim_batch",
-                limit: u64::from(limits.claim_batch),
-            });
-        }
-        validate::lease_ms(lease_ms)?;
         let Some(q) = self.queues.get_mut(queue) else {
             return Ok(Vec::new());
         };
@@ -319,6 +311,7 @@ impl Queues {
 
     /// Extends a lease to `now + lease_ms` (default: the queue's), returning
     /// the new deadline. A stale token is `LeaseLost` and changes nothing.
+    /// `lease_ms` was checked by [`check_lease_ms`] before the engine advanced.
     pub fn heartbeat(
         &mut self,
         now: Timestamp,
@@ -326,7 +319,6 @@ impl Queues {
         token: LeaseToken,
         lease_ms: Option<i64>,
     ) -> Result<Timestamp, Error> {
-        validate::lease_ms(lease_ms)?;
         let job = self.held(id, token)?;
         let lease_ms = lease_ms.unwrap_or(self.queues[&job.queue].config.lease_ms);
         let deadline = now.saturating_add_ms(lease_ms);
