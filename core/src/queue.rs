@@ -301,10 +301,16 @@ impl Queues {
 
     /// The job if it is claimed with `token`: `UnknownJob` if it is not held
     /// at all, `LeaseLost` if it is not claimed or the token is stale.
-    fn held(&self, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
+    ///
+    /// A lease whose deadline has passed is lost even while a per-advance
+    /// budget has not reported its expiry yet: a lease is never honoured
+    /// past its deadline, however much else expired at the same time.
+    fn held(&self, now: Timestamp, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
         let job = self.jobs.get(&id).ok_or(Error::UnknownJob(id))?;
         match &job.lease {
-            Some(lease) if lease.token == token => Ok(job),
+            Some(lease) if lease.token == token && !lifecycle::lease_ended(lease.deadline, now) => {
+                Ok(job)
+            }
             _ => Err(Error::LeaseLost { job: id }),
         }
     }
@@ -319,7 +325,7 @@ impl Queues {
         token: LeaseToken,
         lease_ms: Option<i64>,
     ) -> Result<Timestamp, Error> {
-        let job = self.held(id, token)?;
+        let job = self.held(now, id, token)?;
         let lease_ms = lease_ms.unwrap_or(self.queues[&job.queue].config.lease_ms);
         let deadline = now.saturating_add_ms(lease_ms);
         self.transition(id, None, |job| {
@@ -336,7 +342,7 @@ impl Queues {
         token: LeaseToken,
         out: &mut Output,
     ) -> Result<JobState, Error> {
-        let queue = self.held(id, token)?.queue.clone();
+        let queue = self.held(now, id, token)?.queue.clone();
         self.finish(now, id, JobState::Completed, out);
         self.totals(&queue).completed += 1;
         out.event(Event::JobCompleted { job: id, queue });
@@ -360,7 +366,7 @@ impl Queues {
         seed: u64,
         out: &mut Output,
     ) -> Result<(JobState, Option<Timestamp>), Error> {
-        self.held(id, token)?;
+        self.held(now, id, token)?;
         let error = truncate(error, limits.text_bytes);
         Ok(self.failed_attempt(now, id, error, retry_at, limits, seed, out))
     }

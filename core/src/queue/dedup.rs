@@ -100,9 +100,14 @@ impl Queues {
         store::index_key(&mut self.idx, &job.queue, key, entry);
     }
 
-    /// Forgets every key that expired at or before `now`.
-    pub(super) fn dedup_expire(&mut self, now: Timestamp) {
-        while self.idx.dedup_expiry.first().is_some_and(|e| e.0 <= now) {
+    /// Forgets up to `budget` keys that expired at or before `now`, oldest
+    /// first (the rest on the next advance; an expired key is inactive
+    /// whether or not it was forgotten yet, see `DedupEntry::is_active`).
+    pub(super) fn dedup_expire(&mut self, now: Timestamp, budget: u32) {
+        for _ in 0..budget {
+            if self.idx.dedup_expiry.first().is_none_or(|e| e.0 > now) {
+                return;
+            }
             self.dedup_forget_first();
         }
     }
