@@ -209,7 +209,7 @@ impl Engine {
                 Ok(Reply::Leadership { leader })
             }
             Input::DeclareQueue(cfg) => {
-                let (created, changed) = self.queues.declare(cfg)?;
+                let (created, changed) = self.queues.declare(cfg, limits)?;
                 Ok(Reply::QueueDeclared { created, changed })
             }
             Input::Enqueue(req) => {

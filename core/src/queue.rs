@@ -93,8 +93,10 @@ impl Queues {
     /// their times. Lowering `retention.completed_max` trims retained jobs at
     /// once. Switching a local queue that still holds live jobs or dead
     /// letters to `external` is refused (those jobs could never be claimed).
-    pub fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
+    /// A new queue beyond `limits.queues` is `LimitExceeded`.
+    pub fn declare(&mut self, cfg: QueueConfig, limits: &Limits) -> Result<(bool, bool), Error> {
         let Some(q) = self.queues.get_mut(&cfg.name) else {
+            self.check_room(limits)?;
             let name = cfg.name.clone();
             self.queues.insert(name, QueueState::new(cfg));
             return Ok((true, true));
@@ -122,11 +124,25 @@ impl Queues {
 
     /// Declares `name` with the defaults if it does not exist (implicit
     /// declaration, reported as `Event::QueueCreated`). An existing queue,
-    /// local or external, is left alone.
+    /// local or external, is left alone. A new queue beyond `limits.queues`
+    /// is `LimitExceeded` and nothing changes.
     pub fn ensure(&mut self, name: &str, limits: &Limits, out: &mut Output) -> Result<(), Error> {
         if !self.queues.contains_key(name) {
             validate::queue_name(name, limits)?;
+            self.check_room(limits)?;
             self.create(name, limits, out);
+        }
+        Ok(())
+    }
+
+    /// Whether one more queue fits under `limits.queues` (queues are never
+    /// removed, so this bounds every per-queue table in total).
+    fn check_room(&self, limits: &Limits) -> Result<(), Error> {
+        if self.queues.len() >= limits.queues {
+            return Err(Error::LimitExceeded {
+                what: "queues",
+                limit: limits.queues as u64,
+            });
         }
         Ok(())
     }
@@ -188,6 +204,9 @@ impl Queues {
             .and_then(|key| self.dedup_hit(&req.queue, key, now))
         {
             return Ok((job, true));
+        }
+        if !self.queues.contains_key(&req.queue) {
+            self.check_room(limits)?;
         }
         if self.idx.live >= limits.live_jobs {
             return Err(Error::LimitExceeded {

@@ -55,7 +55,7 @@ impl H {
     /// `DeclareQueue` as the engine does it: stateless checks, then apply.
     fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
         validate::config(&cfg, &self.limits)?;
-        let res = self.qs.declare(cfg);
+        let res = self.qs.declare(cfg, &self.limits);
         self.qs.check_invariants();
         res
     }
