@@ -16,6 +16,8 @@
 //! - `Claim` on a queue that does not exist yet returns no jobs (workers often
 //!   start before producers) and does not create it.
 //! - A `run_at` in the past, at enqueue or as `Fail{retry_at}`, means now.
+//! - Idempotency keys of `Enqueue` inputs and of schedule fires (the fire
+//!   id) live in separate namespaces: a user key never captures a fire.
 //! - Idempotency keys: a key is remembered while its job is live and for
 //!   `dedup_window_ms` after the job finished. When the table is full, the
 //!   key expiring soonest (always a finished job's) is forgotten; if every
@@ -44,7 +46,7 @@ use crate::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use store::{Index, Job, JobLease, QueueState};
+use store::{Index, Job, JobLease, KeySpace, QueueState};
 
 #[allow(unused_imports)]
 pub(crate) use validate::{
@@ -198,10 +200,12 @@ impl Queues {
                 ),
             });
         }
+        // A fire's key is its fire id, in a namespace of its own.
+        let space = KeySpace::of(fire.is_some());
         if let Some(job) = req
             .key
             .as_ref()
-            .and_then(|key| self.dedup_hit(&req.queue, key, now))
+            .and_then(|key| self.dedup_hit(&req.queue, space, key, now))
         {
             return Ok((job, true));
         }
@@ -215,7 +219,7 @@ impl Queues {
             });
         }
         if let Some(key) = &req.key {
-            self.dedup_check_room(&req.queue, key, limits)?;
+            self.dedup_check_room(&req.queue, space, key, limits)?;
         }
         // Validated: from here on nothing fails.
         if !self.queues.contains_key(&req.queue) {
@@ -224,7 +228,7 @@ impl Queues {
         self.last_job = self.last_job.checked_add(1).expect("job ids exhausted");
         let id = JobId(self.last_job);
         if let Some(key) = &req.key {
-            self.dedup_remember(&req.queue, key, id, limits);
+            self.dedup_remember(&req.queue, space, key, id, limits);
         }
         let job = Job {
             queue: req.queue,

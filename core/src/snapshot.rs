@@ -22,7 +22,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The snapshot format this build writes and reads.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+///
+/// 2: queues keep fire keys in their own table (`fireKeys`), apart from
+/// the keys of `Enqueue` inputs (`dedup`). A format-1 snapshot held both
+/// in `dedup`, so it is refused rather than misread.
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// The state of an engine at one instant. Opaque: serialize it
 /// ([`Snapshot::to_json`]) and hand it back to [`Engine::restore`].
