@@ -261,12 +261,18 @@ impl Engine {
                 })
             }
             Input::Redrive { queue, job } => {
-                let count = self.queues.redrive(now, &queue, job, limits, out)?;
-                Ok(Reply::Count { count })
+                let (count, keys_dropped) = self.queues.redrive(now, &queue, job, limits, out)?;
+                Ok(Reply::Count {
+                    count,
+                    keys_dropped,
+                })
             }
             Input::PurgeDead { queue, before } => {
                 let count = self.queues.purge_dead(&queue, before)?;
-                Ok(Reply::Count { count })
+                Ok(Reply::Count {
+                    count,
+                    keys_dropped: 0,
+                })
             }
             Input::AcquireLease {
                 name,

@@ -23,7 +23,9 @@
 //!   key expiring soonest (always a finished job's) is forgotten; if every
 //!   remembered key belongs to a live job, the enqueue fails `LimitExceeded`.
 //! - `Redrive` resets the attempt count (the job gets the queue's full
-//!   `max_attempts` again) and makes the job available at once.
+//!   `max_attempts` again) and makes the job available at once. It never
+//!   makes two live jobs with one key: a job whose key another live job
+//!   holds now is redriven without it (counted in the reply).
 //! - Leases end at their deadline: a lease with `deadline <= now` has expired,
 //!   just as a job with `run_at <= now` is due.
 
@@ -427,9 +429,10 @@ impl Queues {
 
     /// Makes dead letters available again (one job, or every dead letter of
     /// the queue, oldest first), with their attempt count reset. Returns how
-    /// many. Refused as a whole (`LimitExceeded`) if the live-job limit would
-    /// be passed. The job's idempotency key becomes live again if the key
-    /// still points at it.
+    /// many, and how many of them lost their idempotency key. Refused as a
+    /// whole (`LimitExceeded`) if the live-job limit would be passed. A
+    /// redriven job takes its key back unless another live job holds it now
+    /// (see `dedup_revive`): two live jobs never share a key.
     pub fn redrive(
         &mut self,
         now: Timestamp,
@@ -437,7 +440,7 @@ impl Queues {
         job: Option<JobId>,
         limits: &Limits,
         out: &mut Output,
-    ) -> Result<u64, Error> {
+    ) -> Result<(u64, u64), Error> {
         let q = self
             .queues
             .get(queue)
@@ -463,6 +466,7 @@ impl Queues {
                 limit: limits.live_jobs as u64,
             });
         }
+        let mut dropped = 0;
         for &id in &ids {
             self.transition(id, Some(out), |job| {
                 job.state = JobState::Available;
@@ -470,9 +474,9 @@ impl Queues {
                 job.attempt = 0;
                 job.run_at = now;
             });
-            self.dedup_revive(id);
+            dropped += u64::from(!self.dedup_revive(id, limits));
         }
-        Ok(ids.len() as u64)
+        Ok((ids.len() as u64, dropped))
     }
 
     /// Deletes dead letters of `queue` that died before `before` (or all).

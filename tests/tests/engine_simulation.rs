@@ -161,7 +161,7 @@ impl Sim {
                     queue,
                     before: None,
                 },
-                Ok(Reply::Count { count }),
+                Ok(Reply::Count { count, .. }),
             ) => {
                 let redrive = matches!(self.journal.last().unwrap().input, Input::Redrive { .. });
                 let of_queue: Vec<u64> = self

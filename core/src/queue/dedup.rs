@@ -99,9 +99,35 @@ impl Queues {
         self.set_key_expiry(id, Some(until));
     }
 
-    /// Job `id` was redriven: its key (if it still points at it) is live again.
-    pub(super) fn dedup_revive(&mut self, id: JobId) {
-        self.set_key_expiry(id, None);
+    /// Job `id` was redriven (it is live again). It takes its key back
+    /// unless another live job holds the key now (it was reused after the
+    /// window): then the job loses its key, so two live jobs never share
+    /// one, and `false` is returned. A key still pointing at the job
+    /// becomes live again; a forgotten key, or one last used by a job that
+    /// has finished, is remembered for it anew (if the table has room).
+    pub(super) fn dedup_revive(&mut self, id: JobId, limits: &Limits) -> bool {
+        let job = &self.jobs[&id];
+        assert!(!job.state.is_terminal(), "revive the key of a live job");
+        let Some(key) = job.key.clone() else {
+            return true;
+        };
+        let (space, queue) = (KeySpace::of(job.fire.is_some()), job.queue.clone());
+        let entry = self.queues[&queue].keys(space).get(&key);
+        match entry {
+            Some(e) if e.job == id => {
+                self.set_key_expiry(id, None);
+                return true;
+            }
+            Some(e) if e.expires_at.is_none() => {}
+            _ if self.dedup_check_room(&queue, space, &key, limits).is_ok() => {
+                self.dedup_remember(&queue, space, &key, id, limits);
+                return true;
+            }
+            _ => {}
+        }
+        // The key is in no index: dropping it needs no re-indexing.
+        self.jobs.get_mut(&id).expect("job exists").key = None;
+        false
     }
 
     fn set_key_expiry(&mut self, id: JobId, expires_at: Option<Timestamp>) {

@@ -901,7 +901,7 @@ fn redrive_and_purge() {
     );
     assert_eq!(
         h.qs.redrive(t(500), "q", Some(ids[1]), &l, &mut h.out),
-        Ok(1)
+        Ok((1, 0))
     );
     h.qs.check_invariants();
     assert_eq!(wakes(&h.drain()), vec!["q"]);
@@ -931,7 +931,7 @@ fn redrive_and_purge() {
             limit: 2
         }
     );
-    assert_eq!(h.qs.redrive(t(600), "q", None, &l, &mut h.out), Ok(2));
+    assert_eq!(h.qs.redrive(t(600), "q", None, &l, &mut h.out), Ok((2, 0)));
     h.qs.check_invariants();
     assert!(wakes(&h.drain()).is_empty(), "already claimable");
     let order: Vec<JobId> = h.claim(600, "q", 10).iter().map(|c| c.job).collect();

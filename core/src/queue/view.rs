@@ -62,7 +62,8 @@ impl Queues {
     /// Rebuilds every derived index from the canonical state, checking that
     /// the state is coherent (jobs in known local queues, fields that agree
     /// with states, ids and tokens below their counters, keys that point at
-    /// jobs carrying them). Used on restore; an error means a corrupt snapshot.
+    /// jobs carrying them, live jobs that hold their keys). Used on restore;
+    /// an error means a corrupt snapshot.
     pub fn rebuild_indexes(&mut self) -> Result<(), String> {
         self.idx = Index::default();
         for (name, q) in &mut self.queues {
@@ -102,6 +103,17 @@ impl Queues {
                     check_key(&self.jobs, name, space, key, entry, self.last_job)?;
                     store::index_key(&mut self.idx, name, space, key, entry);
                 }
+            }
+        }
+        // Every live job with a key holds it, so two live jobs never share one.
+        for (&id, job) in &self.jobs {
+            let Some(key) = job.key.as_deref().filter(|_| !job.state.is_terminal()) else {
+                continue;
+            };
+            let space = KeySpace::of(job.fire.is_some());
+            let entry = self.queues[&job.queue].keys(space).get(key);
+            if !entry.is_some_and(|e| e.job == id && e.expires_at.is_none()) {
+                return Err(format!("live job {} does not hold its key {key:?}", id.0));
             }
         }
         if let Some((id, _)) = self
