@@ -41,6 +41,10 @@ pub struct Limits {
     pub name_chars: usize,
     /// Most schedules.
     pub schedules: usize,
+    /// Most queues, declared or implicit (`limit_exceeded{what: "queues"}`
+    /// beyond), so the per-queue bounds add up to a total. Defaulted when
+    /// absent, so snapshots written before it existed still load.
+    pub queues: usize,
     /// Most jobs one `Claim` may take.
     pub claim_batch: u32,
     /// Most catch-up fires per schedule per advance (DESIGN default 64).
@@ -75,6 +79,7 @@ impl Default for Limits {
             payload_bytes: 1 << 20,
             name_chars: 128,
             schedules: 1_000_000,
+            queues: 10_000,
             claim_batch: 1_000,
             catchup_fires: 64,
             backfill_fires: 10_000,

@@ -169,7 +169,9 @@ impl Engine {
         if pending >= self.config.limits.pending_commands {
             return Err(Error::Backpressure { pending });
         }
-        let prepared = validate::prepare(&input, &self.config)?;
+        // Stateless checks see the `now` the input will be applied at.
+        let at = now.max(self.clock);
+        let prepared = validate::prepare(&input, &self.config, at)?;
         self.advance_to(now);
         let reply = self.apply(input, prepared);
         self.after_input();
@@ -220,9 +222,7 @@ impl Engine {
                 max,
                 lease_ms,
             } => {
-                let jobs = self
-                    .queues
-                    .claim(now, &queue, &worker, max, lease_ms, limits)?;
+                let jobs = self.queues.claim(now, &queue, &worker, max, lease_ms)?;
                 Ok(Reply::Claimed { jobs })
             }
             Input::Heartbeat {
@@ -261,20 +261,25 @@ impl Engine {
                 })
             }
             Input::Redrive { queue, job } => {
-                let count = self.queues.redrive(now, &queue, job, limits, out)?;
-                Ok(Reply::Count { count })
+                let (count, keys_dropped) = self.queues.redrive(now, &queue, job, limits, out)?;
+                Ok(Reply::Count {
+                    count,
+                    keys_dropped,
+                })
             }
             Input::PurgeDead { queue, before } => {
                 let count = self.queues.purge_dead(&queue, before)?;
-                Ok(Reply::Count { count })
+                Ok(Reply::Count {
+                    count,
+                    keys_dropped: 0,
+                })
             }
             Input::AcquireLease {
                 name,
                 owner,
                 ttl_ms,
             } => {
-                let (token, expires_at) =
-                    self.leases.acquire(now, &name, &owner, ttl_ms, limits)?;
+                let (token, expires_at) = self.leases.acquire(now, &name, &owner, ttl_ms)?;
                 Ok(Reply::Lease { token, expires_at })
             }
             Input::RenewLease {
@@ -282,11 +287,11 @@ impl Engine {
                 token,
                 ttl_ms,
             } => {
-                let (token, expires_at) = self.leases.renew(now, &name, token, ttl_ms, limits)?;
+                let (token, expires_at) = self.leases.renew(now, &name, token, ttl_ms)?;
                 Ok(Reply::Lease { token, expires_at })
             }
             Input::ReleaseLease { name, token } => {
-                self.leases.release(now, &name, token, limits)?;
+                self.leases.release(now, &name, token)?;
                 Ok(Reply::LeaseReleased)
             }
         }

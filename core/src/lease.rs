@@ -63,6 +63,23 @@ pub(crate) struct Held {
     pub expires_at: Timestamp,
 }
 
+/// The stateless checks of `AcquireLease`/`RenewLease`/`ReleaseLease`,
+/// run by the engine before it advances (so a refusal changes nothing, not
+/// even the clock): the lease name, the owner (acquire only) and a positive
+/// `ttl_ms` (acquire and renew).
+pub(crate) fn check(
+    name: &str,
+    owner: Option<&str>,
+    ttl_ms: Option<i64>,
+    limits: &Limits,
+) -> Result<(), Error> {
+    name::validate("lease", name, limits.name_chars)?;
+    if let Some(owner) = owner {
+        name::validate("owner", owner, limits.name_chars)?;
+    }
+    ttl_ms.map_or(Ok(()), check_ttl)
+}
+
 fn check_ttl(ttl_ms: i64) -> Result<(), Error> {
     if ttl_ms <= 0 {
         return Err(Error::InvalidInput {
@@ -83,17 +100,15 @@ fn held_err(name: &str, why: &'static str) -> Error {
 impl Leases {
     /// Takes lease `name` for `owner` until `now + ttl_ms`; see the module
     /// docs for re-acquire by the holder. Returns the token and expiry.
+    /// The arguments were checked by [`check`] before the engine advanced.
     pub fn acquire(
         &mut self,
         now: Timestamp,
         name: &str,
         owner: &str,
         ttl_ms: i64,
-        limits: &Limits,
     ) -> Result<(LeaseToken, Timestamp), Error> {
-        name::validate("lease", name, limits.name_chars)?;
-        name::validate("owner", owner, limits.name_chars)?;
-        check_ttl(ttl_ms)?;
+        assert!(ttl_ms > 0, "ttl checked before the advance");
         let expires_at = now.saturating_add_ms(ttl_ms);
         let token = match self.held.get(name) {
             Some(h) if h.expires_at > now && h.owner != owner => {
@@ -127,17 +142,16 @@ impl Leases {
     }
 
     /// Extends the lease held with `token` to `now + ttl_ms` (the token
-    /// stays). Not held, or held with another token: `LeaseHeld`.
+    /// stays). Not held, or held with another token: `LeaseHeld`. The
+    /// arguments were checked by [`check`] before the engine advanced.
     pub fn renew(
         &mut self,
         now: Timestamp,
         name: &str,
         token: LeaseToken,
         ttl_ms: i64,
-        limits: &Limits,
     ) -> Result<(LeaseToken, Timestamp), Error> {
-        name::validate("lease", name, limits.name_chars)?;
-        check_ttl(ttl_ms)?;
+        assert!(ttl_ms > 0, "ttl checked before the advance");
         let h = self
             .holder(now, name)
             .ok_or_else(|| held_err(name, "is not held (expired or released)"))?;
@@ -155,14 +169,7 @@ impl Leases {
 
     /// Frees the lease held with `token`. Not held: no-op. Held with another
     /// token: `LeaseHeld`.
-    pub fn release(
-        &mut self,
-        now: Timestamp,
-        name: &str,
-        token: LeaseToken,
-        limits: &Limits,
-    ) -> Result<(), Error> {
-        name::validate("lease", name, limits.name_chars)?;
+    pub fn release(&mut self, now: Timestamp, name: &str, token: LeaseToken) -> Result<(), Error> {
         match self.holder(now, name) {
             Some(h) if h.token != token => Err(held_err(name, "is held with another token")),
             Some(_) => {
@@ -295,40 +302,35 @@ mod tests {
 
     #[test]
     fn acquire_contend_release() {
-        let l = Limits::default();
         let mut ls = Leases::default();
-        let (tok, exp) = ls
-            .acquire(t(0), "cron-runner", "host-a", 1_000, &l)
-            .unwrap();
+        let (tok, exp) = ls.acquire(t(0), "cron-runner", "host-a", 1_000).unwrap();
         assert_eq!((tok, exp), (LeaseToken(1), t(1_000)));
         let err = ls
-            .acquire(t(10), "cron-runner", "host-b", 1_000, &l)
+            .acquire(t(10), "cron-runner", "host-b", 1_000)
             .unwrap_err();
         assert_eq!(err.code(), "lease_held");
         // Another name is independent.
         assert_eq!(
-            ls.acquire(t(10), "other", "host-b", 1_000, &l).unwrap().0,
+            ls.acquire(t(10), "other", "host-b", 1_000).unwrap().0,
             LeaseToken(2)
         );
         // Same owner re-acquiring: same token, extended.
         assert_eq!(
-            ls.acquire(t(20), "cron-runner", "host-a", 500, &l),
+            ls.acquire(t(20), "cron-runner", "host-a", 500),
             Ok((tok, t(520)))
         );
         ls.check_invariants();
         // Release with a stale token is refused; with the right one frees it.
         assert_eq!(
-            ls.release(t(30), "cron-runner", LeaseToken(9), &l)
+            ls.release(t(30), "cron-runner", LeaseToken(9))
                 .unwrap_err()
                 .code(),
             "lease_held"
         );
-        ls.release(t(30), "cron-runner", tok, &l).unwrap();
+        ls.release(t(30), "cron-runner", tok).unwrap();
         // Releasing again is a no-op.
-        ls.release(t(31), "cron-runner", tok, &l).unwrap();
-        let (tok2, _) = ls
-            .acquire(t(40), "cron-runner", "host-b", 1_000, &l)
-            .unwrap();
+        ls.release(t(31), "cron-runner", tok).unwrap();
+        let (tok2, _) = ls.acquire(t(40), "cron-runner", "host-b", 1_000).unwrap();
         assert!(tok2 > tok);
         assert_eq!(ls.holder(t(40), "cron-runner").unwrap().owner, "host-b");
         ls.check_invariants();
@@ -336,28 +338,23 @@ mod tests {
 
     #[test]
     fn renew_needs_the_current_token() {
-        let l = Limits::default();
         let mut ls = Leases::default();
-        let (tok, _) = ls.acquire(t(0), "x", "a", 100, &l).unwrap();
-        assert_eq!(ls.renew(t(50), "x", tok, 100, &l), Ok((tok, t(150))));
+        let (tok, _) = ls.acquire(t(0), "x", "a", 100).unwrap();
+        assert_eq!(ls.renew(t(50), "x", tok, 100), Ok((tok, t(150))));
         assert_eq!(ls.next_deadline(), Some(t(150)));
         assert_eq!(
-            ls.renew(t(60), "x", LeaseToken(tok.0 + 1), 100, &l)
+            ls.renew(t(60), "x", LeaseToken(tok.0 + 1), 100)
                 .unwrap_err()
                 .code(),
             "lease_held"
         );
         assert_eq!(
-            ls.renew(t(60), "x", tok, 0, &l).unwrap_err().code(),
-            "invalid_input"
-        );
-        assert_eq!(
-            ls.renew(t(60), "nope", tok, 10, &l).unwrap_err().code(),
+            ls.renew(t(60), "nope", tok, 10).unwrap_err().code(),
             "lease_held"
         );
         // After expiry, renew fails even with the old token.
         assert_eq!(
-            ls.renew(t(150), "x", tok, 100, &l).unwrap_err().code(),
+            ls.renew(t(150), "x", tok, 100).unwrap_err().code(),
             "lease_held"
         );
         ls.check_invariants();
@@ -365,7 +362,6 @@ mod tests {
 
     #[test]
     fn expiry_is_reported_and_tokens_keep_increasing() {
-        let l = Limits::default();
         let mut ls = Leases::default();
         let mut out = Output::default();
         let mut last = LeaseToken(0);
@@ -373,7 +369,7 @@ mod tests {
             let now = round * 1_000;
             ls.advance(t(now), &mut out);
             let (tok, _) = ls
-                .acquire(t(now), "leader", &format!("owner-{round}"), 1_000, &l)
+                .acquire(t(now), "leader", &format!("owner-{round}"), 1_000)
                 .unwrap();
             assert!(tok > last, "fencing tokens strictly increase");
             last = tok;
@@ -399,30 +395,22 @@ mod tests {
     fn inputs_are_checked() {
         let l = Limits::default();
         let mut ls = Leases::default();
-        assert_eq!(
-            ls.acquire(t(0), "a b", "o", 1, &l).unwrap_err().code(),
-            "invalid_name"
-        );
-        assert_eq!(
-            ls.acquire(t(0), "a", "", 1, &l).unwrap_err().code(),
-            "invalid_name"
-        );
-        assert_eq!(
-            ls.acquire(t(0), "a", "o", 0, &l).unwrap_err().code(),
-            "invalid_input"
-        );
-        assert_eq!(ls, Leases::default());
+        let code = |r: Result<(), Error>| r.unwrap_err().code();
+        assert_eq!(code(check("a b", Some("o"), Some(1), &l)), "invalid_name");
+        assert_eq!(code(check("a", Some(""), Some(1), &l)), "invalid_name");
+        assert_eq!(code(check("a", Some("o"), Some(0), &l)), "invalid_input");
+        assert_eq!(code(check("a", None, Some(-1), &l)), "invalid_input");
+        assert!(check("a", Some("o"), Some(1), &l).is_ok());
         // Saturating expiry.
-        let (_, exp) = ls.acquire(t(0), "a", "o", i64::MAX, &l).unwrap();
+        let (_, exp) = ls.acquire(t(0), "a", "o", i64::MAX).unwrap();
         assert_eq!(exp, Timestamp::MAX);
     }
 
     #[test]
     fn serde_round_trip() {
-        let l = Limits::default();
         let mut ls = Leases::default();
-        ls.acquire(t(0), "b", "o1", 100, &l).unwrap();
-        ls.acquire(t(0), "a", "o2", 50, &l).unwrap();
+        ls.acquire(t(0), "b", "o1", 100).unwrap();
+        ls.acquire(t(0), "a", "o2", 50).unwrap();
         let json = serde_json::to_string(&ls).unwrap();
         assert_eq!(
             json,

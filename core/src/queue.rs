@@ -16,12 +16,16 @@
 //! - `Claim` on a queue that does not exist yet returns no jobs (workers often
 //!   start before producers) and does not create it.
 //! - A `run_at` in the past, at enqueue or as `Fail{retry_at}`, means now.
+//! - Idempotency keys of `Enqueue` inputs and of schedule fires (the fire
+//!   id) live in separate namespaces: a user key never captures a fire.
 //! - Idempotency keys: a key is remembered while its job is live and for
 //!   `dedup_window_ms` after the job finished. When the table is full, the
 //!   key expiring soonest (always a finished job's) is forgotten; if every
 //!   remembered key belongs to a live job, the enqueue fails `LimitExceeded`.
 //! - `Redrive` resets the attempt count (the job gets the queue's full
-//!   `max_attempts` again) and makes the job available at once.
+//!   `max_attempts` again) and makes the job available at once. It never
+//!   makes two live jobs with one key: a job whose key another live job
+//!   holds now is redriven without it (counted in the reply).
 //! - Leases end at their deadline: a lease with `deadline <= now` has expired,
 //!   just as a job with `run_at <= now` is due.
 
@@ -40,15 +44,17 @@ use crate::error::Error;
 use crate::ids::{FireId, JobId, LeaseToken};
 use crate::input::EnqueueRequest;
 use crate::job::{Claimed, JobState};
-use crate::name;
 use crate::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use store::{Index, Job, JobLease, QueueState};
+use store::{Index, Job, JobLease, KeySpace, QueueState};
 
 #[allow(unused_imports)]
-pub(crate) use validate::{OUTBOX_PREFIX, headers as check_headers, truncate};
+pub(crate) use validate::{
+    OUTBOX_PREFIX, claim as check_claim, config as check_config, enqueue as check_enqueue,
+    headers as check_headers, lease_ms as check_lease_ms, queue_name as check_queue_name, truncate,
+};
 
 /// Every queue and job of one engine. Part of the engine snapshot.
 ///
@@ -83,14 +89,18 @@ impl Queues {
 
     /// Creates or updates a queue. Returns `(created, changed)`.
     ///
-    /// Everything is validated before anything changes. A new config applies
+    /// The config's own fields were checked by [`check_config`] before the
+    /// engine advanced (a stateless refusal changes nothing, not even the
+    /// clock); only the mode switch, which needs state, is checked here,
+    /// before anything changes. A new config applies
     /// to later attempts, claims and finishes; jobs already scheduled keep
     /// their times. Lowering `retention.completed_max` trims retained jobs at
     /// once. Switching a local queue that still holds live jobs or dead
     /// letters to `external` is refused (those jobs could never be claimed).
+    /// A new queue beyond `limits.queues` is `LimitExceeded`.
     pub fn declare(&mut self, cfg: QueueConfig, limits: &Limits) -> Result<(bool, bool), Error> {
-        validate::config(&cfg, limits)?;
         let Some(q) = self.queues.get_mut(&cfg.name) else {
+            self.check_room(limits)?;
             let name = cfg.name.clone();
             self.queues.insert(name, QueueState::new(cfg));
             return Ok((true, true));
@@ -118,11 +128,25 @@ impl Queues {
 
     /// Declares `name` with the defaults if it does not exist (implicit
     /// declaration, reported as `Event::QueueCreated`). An existing queue,
-    /// local or external, is left alone.
+    /// local or external, is left alone. A new queue beyond `limits.queues`
+    /// is `LimitExceeded` and nothing changes.
     pub fn ensure(&mut self, name: &str, limits: &Limits, out: &mut Output) -> Result<(), Error> {
         if !self.queues.contains_key(name) {
             validate::queue_name(name, limits)?;
+            self.check_room(limits)?;
             self.create(name, limits, out);
+        }
+        Ok(())
+    }
+
+    /// Whether one more queue fits under `limits.queues` (queues are never
+    /// removed, so this bounds every per-queue table in total).
+    fn check_room(&self, limits: &Limits) -> Result<(), Error> {
+        if self.queues.len() >= limits.queues {
+            return Err(Error::LimitExceeded {
+                what: "queues",
+                limit: limits.queues as u64,
+            });
         }
         Ok(())
     }
@@ -153,6 +177,10 @@ impl Queues {
     /// `fire` links the job to the schedule fire that created it (engine
     /// use). The job is available at once (and the queue woken if it had
     /// nothing claimable) unless `run_at`/`delay_ms` put it in the future.
+    ///
+    /// The request's own fields were checked by [`check_enqueue`] before the
+    /// engine advanced (fires build theirs from a checked definition); the
+    /// checks here need state (external queue, dedup, limits).
     pub fn enqueue(
         &mut self,
         now: Timestamp,
@@ -161,7 +189,7 @@ impl Queues {
         limits: &Limits,
         out: &mut Output,
     ) -> Result<(JobId, bool), Error> {
-        let run_at = validate::enqueue(&req, now, limits)?;
+        let run_at = validate::run_at(&req, now);
         if self
             .config(&req.queue)
             .is_some_and(|c| c.mode == QueueMode::External)
@@ -174,12 +202,17 @@ impl Queues {
                 ),
             });
         }
+        // A fire's key is its fire id, in a namespace of its own.
+        let space = KeySpace::of(fire.is_some());
         if let Some(job) = req
             .key
             .as_ref()
-            .and_then(|key| self.dedup_hit(&req.queue, key, now))
+            .and_then(|key| self.dedup_hit(&req.queue, space, key, now))
         {
             return Ok((job, true));
+        }
+        if !self.queues.contains_key(&req.queue) {
+            self.check_room(limits)?;
         }
         if self.idx.live >= limits.live_jobs {
             return Err(Error::LimitExceeded {
@@ -188,7 +221,7 @@ impl Queues {
             });
         }
         if let Some(key) = &req.key {
-            self.dedup_check_room(&req.queue, key, limits)?;
+            self.dedup_check_room(&req.queue, space, key, limits)?;
         }
         // Validated: from here on nothing fails.
         if !self.queues.contains_key(&req.queue) {
@@ -197,7 +230,7 @@ impl Queues {
         self.last_job = self.last_job.checked_add(1).expect("job ids exhausted");
         let id = JobId(self.last_job);
         if let Some(key) = &req.key {
-            self.dedup_remember(&req.queue, key, id, limits);
+            self.dedup_remember(&req.queue, space, key, id, limits);
         }
         let job = Job {
             queue: req.queue,
@@ -236,8 +269,8 @@ impl Queues {
     /// order (priority, then available time, then id). Each gets a fresh
     /// token and `deadline = now + lease_ms` (default: the queue's), and its
     /// attempt count goes up by one. A queue that does not exist yet gives no
-    /// jobs; an external queue is `InvalidInput`.
-    #[allow(clippy::too_many_arguments)]
+    /// jobs; an external queue is `InvalidInput`. The arguments were checked
+    /// by [`check_claim`] before the engine advanced.
     pub fn claim(
         &mut self,
         now: Timestamp,
@@ -245,23 +278,7 @@ impl Queues {
         worker: &str,
         max: u32,
         lease_ms: Option<i64>,
-        limits: &Limits,
     ) -> Result<Vec<Claimed>, Error> {
-        validate::queue_name(queue, limits)?;
-        name::validate("worker", worker, limits.name_chars)?;
-        if max == 0 {
-            return Err(Error::InvalidInput {
-                field: "max",
-                message: "must be at least 1".into(),
-            });
-        }
-        if max > limits.claim_batch {
-            return Err(Error::LimitExceeded {
-                what: "claim_batch",
-                limit: u64::from(limits.claim_batch),
-            });
-        }
-        validate::lease_ms(lease_ms)?;
         let Some(q) = self.queues.get_mut(queue) else {
             return Ok(Vec::new());
         };
@@ -309,16 +326,23 @@ impl Queues {
 
     /// The job if it is claimed with `token`: `UnknownJob` if it is not held
     /// at all, `LeaseLost` if it is not claimed or the token is stale.
-    fn held(&self, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
+    ///
+    /// A lease whose deadline has passed is lost even while a per-advance
+    /// budget has not reported its expiry yet: a lease is never honoured
+    /// past its deadline, however much else expired at the same time.
+    fn held(&self, now: Timestamp, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
         let job = self.jobs.get(&id).ok_or(Error::UnknownJob(id))?;
         match &job.lease {
-            Some(lease) if lease.token == token => Ok(job),
+            Some(lease) if lease.token == token && !lifecycle::lease_ended(lease.deadline, now) => {
+                Ok(job)
+            }
             _ => Err(Error::LeaseLost { job: id }),
         }
     }
 
     /// Extends a lease to `now + lease_ms` (default: the queue's), returning
     /// the new deadline. A stale token is `LeaseLost` and changes nothing.
+    /// `lease_ms` was checked by [`check_lease_ms`] before the engine advanced.
     pub fn heartbeat(
         &mut self,
         now: Timestamp,
@@ -326,8 +350,7 @@ impl Queues {
         token: LeaseToken,
         lease_ms: Option<i64>,
     ) -> Result<Timestamp, Error> {
-        validate::lease_ms(lease_ms)?;
-        let job = self.held(id, token)?;
+        let job = self.held(now, id, token)?;
         let lease_ms = lease_ms.unwrap_or(self.queues[&job.queue].config.lease_ms);
         let deadline = now.saturating_add_ms(lease_ms);
         self.transition(id, None, |job| {
@@ -344,7 +367,7 @@ impl Queues {
         token: LeaseToken,
         out: &mut Output,
     ) -> Result<JobState, Error> {
-        let queue = self.held(id, token)?.queue.clone();
+        let queue = self.held(now, id, token)?.queue.clone();
         self.finish(now, id, JobState::Completed, out);
         self.totals(&queue).completed += 1;
         out.event(Event::JobCompleted { job: id, queue });
@@ -368,7 +391,7 @@ impl Queues {
         seed: u64,
         out: &mut Output,
     ) -> Result<(JobState, Option<Timestamp>), Error> {
-        self.held(id, token)?;
+        self.held(now, id, token)?;
         let error = truncate(error, limits.text_bytes);
         Ok(self.failed_attempt(now, id, error, retry_at, limits, seed, out))
     }
@@ -406,9 +429,10 @@ impl Queues {
 
     /// Makes dead letters available again (one job, or every dead letter of
     /// the queue, oldest first), with their attempt count reset. Returns how
-    /// many. Refused as a whole (`LimitExceeded`) if the live-job limit would
-    /// be passed. The job's idempotency key becomes live again if the key
-    /// still points at it.
+    /// many, and how many of them lost their idempotency key. Refused as a
+    /// whole (`LimitExceeded`) if the live-job limit would be passed. A
+    /// redriven job takes its key back unless another live job holds it now
+    /// (see `dedup_revive`): two live jobs never share a key.
     pub fn redrive(
         &mut self,
         now: Timestamp,
@@ -416,7 +440,7 @@ impl Queues {
         job: Option<JobId>,
         limits: &Limits,
         out: &mut Output,
-    ) -> Result<u64, Error> {
+    ) -> Result<(u64, u64), Error> {
         let q = self
             .queues
             .get(queue)
@@ -442,6 +466,7 @@ impl Queues {
                 limit: limits.live_jobs as u64,
             });
         }
+        let mut dropped = 0;
         for &id in &ids {
             self.transition(id, Some(out), |job| {
                 job.state = JobState::Available;
@@ -449,9 +474,9 @@ impl Queues {
                 job.attempt = 0;
                 job.run_at = now;
             });
-            self.dedup_revive(id);
+            dropped += u64::from(!self.dedup_revive(id, limits));
         }
-        Ok(ids.len() as u64)
+        Ok((ids.len() as u64, dropped))
     }
 
     /// Deletes dead letters of `queue` that died before `before` (or all).

@@ -96,6 +96,11 @@ pub enum Reply {
     Count {
         /// Jobs affected.
         count: u64,
+        /// `Redrive`: jobs redriven without their idempotency key because
+        /// another live job holds it now (two live jobs never share a
+        /// key). Omitted when zero, so the reply is unchanged otherwise.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        keys_dropped: u64,
     },
     /// `FireSettled`.
     FireSettled,
@@ -115,4 +120,8 @@ pub enum Reply {
     },
     /// `ReleaseLease`.
     LeaseReleased,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -26,6 +26,9 @@ use std::sync::Arc;
 /// 2: a buffered fire keeps its due time and target; pause changes of
 /// unprocessed boundaries; version and fire-sequence floors of removed
 /// schedules; the `pauseChanges` limit.
+/// Also: queues keep fire keys in their own table (`fireKeys`), apart from
+/// the keys of `Enqueue` inputs (`dedup`). A format-1 snapshot held both
+/// in `dedup`, so it is refused rather than misread.
 pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// The state of an engine at one instant. Opaque: serialize it

@@ -6,10 +6,14 @@
 use crate::config::EngineConfig;
 use crate::error::Error;
 use crate::input::Input;
+use crate::lease;
 use crate::name;
-use crate::queue::check_headers;
+use crate::queue::{
+    check_claim, check_config, check_enqueue, check_headers, check_lease_ms, check_queue_name,
+};
 use crate::schedule_def::ScheduleDef;
 use crate::spec::{Spec, SpecOptions};
+use crate::time::Timestamp;
 
 /// Largest `jitter_ms` (a day); jitter is clamped below the next boundary anyway.
 pub(crate) const MAX_JITTER_MS: i64 = 86_400_000;
@@ -39,11 +43,23 @@ fn invalid(field: &'static str, message: impl Into<String>) -> Error {
     }
 }
 
-/// Stateless checks of one input.
-pub(crate) fn prepare(input: &Input, config: &EngineConfig) -> Result<Prepared, Error> {
+/// Stateless checks of one input at `now` (the effective now: the host's
+/// `now`, clamped to the engine clock). Everything that can be decided from
+/// the input, the config and `now` alone is decided here, for every input
+/// kind, before the engine advances: a refused input then changes nothing,
+/// not even the clock. What needs state (unknown names and jobs, tokens,
+/// limits on what is held) is checked where the input is applied.
+pub(crate) fn prepare(
+    input: &Input,
+    config: &EngineConfig,
+    now: Timestamp,
+) -> Result<Prepared, Error> {
     let limits = &config.limits;
     let schedule_name = |n: &str| name::validate("schedule", n, limits.name_chars);
     match input {
+        Input::Advance | Input::CancelJob { .. } | Input::Complete { .. } => {}
+        // `error` is truncated, `retry_at` is any valid instant: nothing to refuse.
+        Input::Fail { .. } => {}
         Input::UpsertSchedule(def) => return Ok(Prepared::Spec(Box::new(check_def(def, config)?))),
         Input::RemoveSchedule { name }
         | Input::PauseSchedule { name, .. }
@@ -54,9 +70,45 @@ pub(crate) fn prepare(input: &Input, config: &EngineConfig) -> Result<Prepared, 
             if from >= to {
                 return Err(invalid("to", "must be after `from`"));
             }
+            // A boundary after `now` would fire now under a backfill id and
+            // again later on the grid: one boundary, two runs.
+            if *to > now {
+                return Err(invalid(
+                    "to",
+                    format!("{to} is after now ({now}): backfill is for the past"),
+                ));
+            }
         }
         Input::FireSettled { fire, .. } => schedule_name(&fire.schedule)?,
-        _ => {}
+        Input::Leadership(grant) => {
+            if let Some(g) = grant
+                && g.valid_until <= now
+            {
+                return Err(invalid(
+                    "validUntil",
+                    format!("{} is not after the engine clock {now}", g.valid_until),
+                ));
+            }
+        }
+        Input::DeclareQueue(cfg) => check_config(cfg, limits)?,
+        Input::Enqueue(req) => check_enqueue(req, limits)?,
+        Input::Claim {
+            queue,
+            worker,
+            max,
+            lease_ms,
+        } => check_claim(queue, worker, *max, *lease_ms, limits)?,
+        Input::Heartbeat { lease_ms, .. } => check_lease_ms(*lease_ms)?,
+        Input::Redrive { queue, .. } | Input::PurgeDead { queue, .. } => {
+            check_queue_name(queue, limits)?
+        }
+        Input::AcquireLease {
+            name,
+            owner,
+            ttl_ms,
+        } => lease::check(name, Some(owner), Some(*ttl_ms), limits)?,
+        Input::RenewLease { name, ttl_ms, .. } => lease::check(name, None, Some(*ttl_ms), limits)?,
+        Input::ReleaseLease { name, .. } => lease::check(name, None, None, limits)?,
     }
     Ok(Prepared::Nothing)
 }

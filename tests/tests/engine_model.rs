@@ -844,25 +844,35 @@ impl Model {
                         .map(|(&id, _)| id)
                         .collect(),
                 };
-                assert_eq!(
-                    r.unwrap(),
-                    Reply::Count {
-                        count: targets.len() as u64
-                    }
-                );
-                for id in targets {
-                    let now = self.now;
+                // A redriven job takes its key back unless another live
+                // job holds it now; then it runs without it (counted).
+                let now = self.now;
+                let mut keys_dropped = 0;
+                for &id in &targets {
                     let j = self.jobs.get_mut(&id).unwrap();
                     j.state = JobState::Available;
                     j.attempt = 0;
                     j.run_at = now;
-                    if let Some(key) = j.key.clone()
-                        && let Some(e) = self.keys.get_mut(&(qi, key))
-                        && e.0 == id
-                    {
-                        e.1 = None;
+                    if let Some(key) = j.key.clone() {
+                        let k = (qi, key);
+                        match self.keys.get(&k) {
+                            Some(e) if e.0 != id && e.1.is_none() => {
+                                j.key = None;
+                                keys_dropped += 1;
+                            }
+                            _ => {
+                                self.keys.insert(k, (id, None));
+                            }
+                        }
                     }
                 }
+                assert_eq!(
+                    r.unwrap(),
+                    Reply::Count {
+                        count: targets.len() as u64,
+                        keys_dropped,
+                    }
+                );
             }
             Op::Purge(q) => {
                 let qi = q as usize;
@@ -879,7 +889,8 @@ impl Model {
                 assert_eq!(
                     r.unwrap(),
                     Reply::Count {
-                        count: dead.len() as u64
+                        count: dead.len() as u64,
+                        keys_dropped: 0,
                     }
                 );
                 for id in dead {

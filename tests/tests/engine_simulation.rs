@@ -235,7 +235,7 @@ impl Sim {
                 queue,
                 before: None,
             },
-            Ok(Reply::Count { count }),
+            Ok(Reply::Count { count, .. }),
         ) = (&input, &reply)
         {
             let redrive = matches!(input, Input::Redrive { .. });

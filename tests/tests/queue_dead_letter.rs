@@ -109,7 +109,13 @@ fn redrive_one_or_all_resets_attempts() {
         job: Some(b),
     };
     let (reply, cmds) = h.ok(T + 10, one);
-    assert_eq!(reply, Reply::Count { count: 1 });
+    assert_eq!(
+        reply,
+        Reply::Count {
+            count: 1,
+            keys_dropped: 0
+        }
+    );
     assert!(matches!(cmds[..], [Command::Wake { .. }]));
     let info = h.engine.job(b).unwrap();
     assert_eq!((info.state, info.attempt), (JobState::Available, 0));
@@ -124,7 +130,13 @@ fn redrive_one_or_all_resets_attempts() {
         queue: "dl".into(),
         job: None,
     };
-    assert_eq!(h.ok(T + 12, all).0, Reply::Count { count: 2 });
+    assert_eq!(
+        h.ok(T + 12, all).0,
+        Reply::Count {
+            count: 2,
+            keys_dropped: 0
+        }
+    );
     for id in [a, c] {
         assert_eq!(h.engine.job(id).unwrap().state, JobState::Available);
     }
@@ -141,14 +153,26 @@ fn purge_removes_dead_letters_before_an_instant() {
         queue: "dl".into(),
         before: Some(t(T + 5_000)),
     };
-    assert_eq!(h.ok(T + 6_000, purge).0, Reply::Count { count: 1 });
+    assert_eq!(
+        h.ok(T + 6_000, purge).0,
+        Reply::Count {
+            count: 1,
+            keys_dropped: 0
+        }
+    );
     assert!(h.engine.job(a).is_none());
     assert_eq!(h.engine.job(b).unwrap().state, JobState::Dead);
     let purge = Input::PurgeDead {
         queue: "dl".into(),
         before: None,
     };
-    assert_eq!(h.ok(T + 6_000, purge).0, Reply::Count { count: 1 });
+    assert_eq!(
+        h.ok(T + 6_000, purge).0,
+        Reply::Count {
+            count: 1,
+            keys_dropped: 0
+        }
+    );
     assert_eq!(h.engine.queue_stats("dl").unwrap().dead, 0);
     let unknown = Input::PurgeDead {
         queue: "nope".into(),

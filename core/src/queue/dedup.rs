@@ -1,17 +1,27 @@
 //! Idempotency keys: remembered per queue while the job is live and for
 //! `dedup_window_ms` after it finished, bounded by `Limits::dedup_keys`.
+//! Two namespaces per queue ([`KeySpace`]): keys of `Enqueue` inputs and
+//! fire ids of schedule fires; a key only ever matches a key of its own
+//! namespace, so a user key written like a fire id never captures a fire.
+//! Both count against the one bound.
 
 use super::Queues;
-use super::store::{self, DedupEntry};
+use super::store::{self, DedupEntry, KeySpace};
 use crate::config::Limits;
 use crate::error::Error;
 use crate::ids::JobId;
 use crate::time::Timestamp;
 
 impl Queues {
-    /// The job an enqueue with `key` at `now` returns instead of a new one.
-    pub(super) fn dedup_hit(&self, queue: &str, key: &str, now: Timestamp) -> Option<JobId> {
-        let entry = self.queues.get(queue)?.dedup.get(key)?;
+    /// The job an enqueue with `key` (in `space`) at `now` returns instead of a new one.
+    pub(super) fn dedup_hit(
+        &self,
+        queue: &str,
+        space: KeySpace,
+        key: &str,
+        now: Timestamp,
+    ) -> Option<JobId> {
+        let entry = self.queues.get(queue)?.keys(space).get(key)?;
         entry.is_active(now).then_some(entry.job)
     }
 
@@ -21,13 +31,14 @@ impl Queues {
     pub(super) fn dedup_check_room(
         &self,
         queue: &str,
+        space: KeySpace,
         key: &str,
         limits: &Limits,
     ) -> Result<(), Error> {
         let reuses = self
             .queues
             .get(queue)
-            .is_some_and(|q| q.dedup.contains_key(key));
+            .is_some_and(|q| q.keys(space).contains_key(key));
         if reuses || self.idx.dedup_keys < limits.dedup_keys || !self.idx.dedup_expiry.is_empty() {
             Ok(())
         } else {
@@ -41,11 +52,18 @@ impl Queues {
     /// Remembers `key` for live job `id` (after [`Queues::dedup_check_room`]),
     /// replacing a stale entry or, at the bound, forgetting the key that
     /// expires soonest.
-    pub(super) fn dedup_remember(&mut self, queue: &str, key: &str, id: JobId, limits: &Limits) {
+    pub(super) fn dedup_remember(
+        &mut self,
+        queue: &str,
+        space: KeySpace,
+        key: &str,
+        id: JobId,
+        limits: &Limits,
+    ) {
         let q = self.queues.get_mut(queue).expect("queue exists");
-        if let Some(old) = q.dedup.remove(key) {
+        if let Some(old) = q.keys_mut(space).remove(key) {
             assert!(old.expires_at.is_some(), "replacing the key of a live job");
-            store::unindex_key(&mut self.idx, queue, key, &old);
+            store::unindex_key(&mut self.idx, queue, space, key, &old);
         } else if self.idx.dedup_keys >= limits.dedup_keys {
             self.dedup_forget_first();
         }
@@ -53,19 +71,20 @@ impl Queues {
             job: id,
             expires_at: None,
         };
-        store::index_key(&mut self.idx, queue, key, &entry);
+        store::index_key(&mut self.idx, queue, space, key, &entry);
         self.queues
             .get_mut(queue)
             .expect("queue exists")
-            .dedup
+            .keys_mut(space)
             .insert(key.to_owned(), entry);
     }
 
     /// Forgets the key expiring soonest (a finished job's).
     fn dedup_forget_first(&mut self) {
-        let (until, queue, key) = self.idx.dedup_expiry.pop_first().expect("an expiring key");
+        let (until, queue, space, key) =
+            self.idx.dedup_expiry.pop_first().expect("an expiring key");
         let q = self.queues.get_mut(&queue).expect("key's queue exists");
-        let entry = q.dedup.remove(&key).expect("indexed key exists");
+        let entry = q.keys_mut(space).remove(&key).expect("indexed key exists");
         assert_eq!(
             entry.expires_at,
             Some(until),
@@ -80,29 +99,61 @@ impl Queues {
         self.set_key_expiry(id, Some(until));
     }
 
-    /// Job `id` was redriven: its key (if it still points at it) is live again.
-    pub(super) fn dedup_revive(&mut self, id: JobId) {
-        self.set_key_expiry(id, None);
+    /// Job `id` was redriven (it is live again). It takes its key back
+    /// unless another live job holds the key now (it was reused after the
+    /// window): then the job loses its key, so two live jobs never share
+    /// one, and `false` is returned. A key still pointing at the job
+    /// becomes live again; a forgotten key, or one last used by a job that
+    /// has finished, is remembered for it anew (if the table has room).
+    pub(super) fn dedup_revive(&mut self, id: JobId, limits: &Limits) -> bool {
+        let job = &self.jobs[&id];
+        assert!(!job.state.is_terminal(), "revive the key of a live job");
+        let Some(key) = job.key.clone() else {
+            return true;
+        };
+        let (space, queue) = (KeySpace::of(job.fire.is_some()), job.queue.clone());
+        let entry = self.queues[&queue].keys(space).get(&key);
+        match entry {
+            Some(e) if e.job == id => {
+                self.set_key_expiry(id, None);
+                return true;
+            }
+            Some(e) if e.expires_at.is_none() => {}
+            _ if self.dedup_check_room(&queue, space, &key, limits).is_ok() => {
+                self.dedup_remember(&queue, space, &key, id, limits);
+                return true;
+            }
+            _ => {}
+        }
+        // The key is in no index: dropping it needs no re-indexing.
+        self.jobs.get_mut(&id).expect("job exists").key = None;
+        false
     }
 
     fn set_key_expiry(&mut self, id: JobId, expires_at: Option<Timestamp>) {
         let job = &self.jobs[&id];
         let Some(key) = &job.key else { return };
+        let space = KeySpace::of(job.fire.is_some());
         let q = self.queues.get_mut(&job.queue).expect("job's queue exists");
-        let Some(entry) = q.dedup.get_mut(key) else {
+        let Some(entry) = q.keys_mut(space).get_mut(key) else {
             return;
         };
         if entry.job != id {
             return;
         }
-        store::unindex_key(&mut self.idx, &job.queue, key, entry);
+        store::unindex_key(&mut self.idx, &job.queue, space, key, entry);
         entry.expires_at = expires_at;
-        store::index_key(&mut self.idx, &job.queue, key, entry);
+        store::index_key(&mut self.idx, &job.queue, space, key, entry);
     }
 
-    /// Forgets every key that expired at or before `now`.
-    pub(super) fn dedup_expire(&mut self, now: Timestamp) {
-        while self.idx.dedup_expiry.first().is_some_and(|e| e.0 <= now) {
+    /// Forgets up to `budget` keys that expired at or before `now`, oldest
+    /// first (the rest on the next advance; an expired key is inactive
+    /// whether or not it was forgotten yet, see `DedupEntry::is_active`).
+    pub(super) fn dedup_expire(&mut self, now: Timestamp, budget: u32) {
+        for _ in 0..budget {
+            if self.idx.dedup_expiry.first().is_none_or(|e| e.0 > now) {
+                return;
+            }
             self.dedup_forget_first();
         }
     }

@@ -11,6 +11,12 @@ use crate::ids::JobId;
 use crate::job::JobState;
 use crate::time::Timestamp;
 
+/// Whether a lease with `deadline` has ended at `now`: at its deadline, as
+/// a job with `run_at <= now` is due.
+pub(super) fn lease_ended(deadline: Timestamp, now: Timestamp) -> bool {
+    deadline <= now
+}
+
 impl Queues {
     /// Applies `f` to job `id`, keeping the indexes in step. If the job
     /// becomes available in a queue that had nothing available, the queue is
@@ -191,10 +197,24 @@ impl Queues {
     /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`),
     /// due scheduled jobs become available (one `Wake` per queue that gains
     /// claimable work), retention forgets old finished jobs, and expired
-    /// idempotency keys are forgotten. Each loop is bounded by the jobs held.
+    /// idempotency keys are forgotten.
+    ///
+    /// Each of the four kinds of work is budgeted like fires: at most
+    /// `limits.fires_per_advance` items of each per call, in time order, so
+    /// one advance emits a bounded number of commands (a lease expiry emits
+    /// at most three, a promotion at most one `Wake`) and does bounded work
+    /// however much came due at once. Separate budgets keep a flood of one
+    /// kind from starving another. What is left stays due:
+    /// [`Queues::next_deadline`] is then at or before `now`, so the engine's
+    /// `poll_timeout` returns its clock and the next advance goes on.
     pub fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
-        while let Some(&(deadline, id)) = self.idx.claimed.first() {
-            if deadline > now {
+        // At least one, so that a zero limit still makes progress.
+        let budget = limits.fires_per_advance.max(1);
+        for _ in 0..budget {
+            let Some(&(deadline, id)) = self.idx.claimed.first() else {
+                break;
+            };
+            if !lease_ended(deadline, now) {
                 break;
             }
             let job = &self.jobs[&id];
@@ -207,19 +227,25 @@ impl Queues {
             });
             self.failed_attempt(now, id, "lease_expired".into(), None, limits, seed, out);
         }
-        while let Some(&(run_at, id)) = self.idx.scheduled.first() {
+        for _ in 0..budget {
+            let Some(&(run_at, id)) = self.idx.scheduled.first() else {
+                break;
+            };
             if run_at > now {
                 break;
             }
             self.transition(id, Some(out), |job| job.state = JobState::Available);
         }
-        while let Some(&(until, id)) = self.idx.retention.first() {
+        for _ in 0..budget {
+            let Some(&(until, id)) = self.idx.retention.first() else {
+                break;
+            };
             if until > now {
                 break;
             }
             self.remove_job(id);
         }
-        self.dedup_expire(now);
+        self.dedup_expire(now, budget);
     }
 
     /// The earliest instant at which [`Queues::advance`] has work: a delayed

@@ -165,9 +165,14 @@ pub(crate) struct QueueState {
     pub config: QueueConfig,
     /// Monotonic counters.
     pub totals: QueueTotals,
-    /// Idempotency keys remembered for this queue.
+    /// Idempotency keys of `Enqueue` inputs remembered for this queue.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub dedup: BTreeMap<String, DedupEntry>,
+    /// Keys of schedule fires (the fire id) remembered for this queue: a
+    /// separate table, so a user key in the fire-id format never captures
+    /// a fire and a fire never answers a user's enqueue.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fire_keys: BTreeMap<String, DedupEntry>,
     /// Derived; rebuilt on restore.
     #[serde(skip)]
     pub idx: QueueIndex,
@@ -180,8 +185,42 @@ impl QueueState {
             config,
             totals: QueueTotals::default(),
             dedup: BTreeMap::new(),
+            fire_keys: BTreeMap::new(),
             idx: QueueIndex::default(),
         }
+    }
+
+    /// The key table of `space`.
+    pub fn keys(&self, space: KeySpace) -> &BTreeMap<String, DedupEntry> {
+        match space {
+            KeySpace::User => &self.dedup,
+            KeySpace::Fire => &self.fire_keys,
+        }
+    }
+
+    /// The key table of `space`, mutably.
+    pub fn keys_mut(&mut self, space: KeySpace) -> &mut BTreeMap<String, DedupEntry> {
+        match space {
+            KeySpace::User => &mut self.dedup,
+            KeySpace::Fire => &mut self.fire_keys,
+        }
+    }
+}
+
+/// The namespace of an idempotency key: given with an `Enqueue` input, or
+/// the fire id of a schedule fire. The two never match each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum KeySpace {
+    /// Keys of `Enqueue` inputs.
+    User,
+    /// Fire ids of schedule fires.
+    Fire,
+}
+
+impl KeySpace {
+    /// The namespace of a job's key: a job made by a fire has a fire key.
+    pub fn of(fire: bool) -> KeySpace {
+        if fire { KeySpace::Fire } else { KeySpace::User }
     }
 }
 
@@ -231,8 +270,8 @@ pub(crate) struct Index {
     pub claimed: BTreeSet<(Timestamp, JobId)>,
     /// Retained finished jobs by `(retain_until, id)`.
     pub retention: BTreeSet<(Timestamp, JobId)>,
-    /// Expiring idempotency keys by `(expires_at, queue, key)`.
-    pub dedup_expiry: BTreeSet<(Timestamp, String, String)>,
+    /// Expiring idempotency keys by `(expires_at, queue, space, key)`.
+    pub dedup_expiry: BTreeSet<(Timestamp, String, KeySpace, String)>,
     /// Non-terminal jobs.
     pub live: usize,
     /// Remembered idempotency keys (all queues).
@@ -320,21 +359,26 @@ pub(crate) fn unindex(idx: &mut Index, q: &mut QueueIndex, id: JobId, job: &Job)
 }
 
 /// Adds a remembered key to the global counters/expiry index.
-pub(crate) fn index_key(idx: &mut Index, queue: &str, key: &str, e: &DedupEntry) {
+pub(crate) fn index_key(idx: &mut Index, queue: &str, space: KeySpace, key: &str, e: &DedupEntry) {
     idx.dedup_keys += 1;
     if let Some(t) = e.expires_at {
-        put(&mut idx.dedup_expiry, (t, queue.to_owned(), key.to_owned()));
+        let entry = (t, queue.to_owned(), space, key.to_owned());
+        put(&mut idx.dedup_expiry, entry);
     }
 }
 
 /// Removes a remembered key from the global counters/expiry index.
-pub(crate) fn unindex_key(idx: &mut Index, queue: &str, key: &str, e: &DedupEntry) {
+pub(crate) fn unindex_key(
+    idx: &mut Index,
+    queue: &str,
+    space: KeySpace,
+    key: &str,
+    e: &DedupEntry,
+) {
     assert!(idx.dedup_keys > 0, "dedup key count underflow");
     idx.dedup_keys -= 1;
     if let Some(t) = e.expires_at {
-        take(
-            &mut idx.dedup_expiry,
-            &(t, queue.to_owned(), key.to_owned()),
-        );
+        let entry = (t, queue.to_owned(), space, key.to_owned());
+        take(&mut idx.dedup_expiry, &entry);
     }
 }

@@ -1,8 +1,8 @@
 //! Unit tests of the queue state machine. Every helper checks the invariants
 //! after each step, so any index drift fails at the step that caused it.
 
-use super::Queues;
 use super::backoff::retry_delay_ms;
+use super::{Queues, validate};
 use crate::command::{CancelReason, Command, Event, Output};
 use crate::config::Limits;
 use crate::error::Error;
@@ -48,8 +48,31 @@ impl H {
 
     fn with(cfg: QueueConfig) -> H {
         let mut h = H::new();
-        assert_eq!(h.qs.declare(cfg, &h.limits), Ok((true, true)));
+        assert_eq!(h.declare(cfg), Ok((true, true)));
         h
+    }
+
+    /// `DeclareQueue` as the engine does it: stateless checks, then apply.
+    fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
+        validate::config(&cfg, &self.limits)?;
+        let res = self.qs.declare(cfg, &self.limits);
+        self.qs.check_invariants();
+        res
+    }
+
+    /// `Claim` as the engine does it: stateless checks, then apply.
+    fn try_claim(
+        &mut self,
+        now: i64,
+        queue: &str,
+        worker: &str,
+        max: u32,
+        lease_ms: Option<i64>,
+    ) -> Result<Vec<Claimed>, Error> {
+        validate::claim(queue, worker, max, lease_ms, &self.limits)?;
+        let res = self.qs.claim(t(now), queue, worker, max, lease_ms);
+        self.qs.check_invariants();
+        res
     }
 
     fn drain(&mut self) -> Vec<Command> {
@@ -70,7 +93,9 @@ impl H {
             .collect()
     }
 
+    /// `Enqueue` as the engine does it: stateless checks, then apply.
     fn enqueue_at(&mut self, now: i64, r: EnqueueRequest) -> Result<(JobId, bool), Error> {
+        validate::enqueue(&r, &self.limits)?;
         let res = self
             .qs
             .enqueue(t(now), r, None, &self.limits, &mut self.out);
@@ -85,12 +110,7 @@ impl H {
     }
 
     fn claim(&mut self, now: i64, queue: &str, max: u32) -> Vec<Claimed> {
-        let res = self
-            .qs
-            .claim(t(now), queue, "w1", max, None, &self.limits)
-            .unwrap();
-        self.qs.check_invariants();
-        res
+        self.try_claim(now, queue, "w1", max, None).unwrap()
     }
 
     fn claim1(&mut self, now: i64, queue: &str) -> Claimed {
@@ -379,9 +399,7 @@ fn external_queues_refuse_jobs() {
         h.enqueue_at(0, req("ext")).unwrap_err().code(),
         "invalid_input"
     );
-    let err =
-        h.qs.claim(t(0), "ext", "w", 1, None, &h.limits)
-            .unwrap_err();
+    let err = h.try_claim(0, "ext", "w", 1, None).unwrap_err();
     assert_eq!(err.code(), "invalid_input");
     // ensure leaves an existing external queue alone.
     h.qs.ensure("ext", &h.limits, &mut h.out).unwrap();
@@ -409,32 +427,26 @@ fn ensure_declares_implicitly_once() {
 fn declare_reports_created_and_changed() {
     let mut h = H::new();
     let cfg = QueueConfig::new("q");
-    assert_eq!(h.qs.declare(cfg.clone(), &h.limits), Ok((true, true)));
-    assert_eq!(h.qs.declare(cfg.clone(), &h.limits), Ok((false, false)));
+    assert_eq!(h.declare(cfg.clone()), Ok((true, true)));
+    assert_eq!(h.declare(cfg.clone()), Ok((false, false)));
     let longer = QueueConfig {
         lease_ms: 5,
         ..cfg.clone()
     };
-    assert_eq!(h.qs.declare(longer, &h.limits), Ok((false, true)));
+    assert_eq!(h.declare(longer), Ok((false, true)));
     assert_eq!(h.qs.config("q").unwrap().lease_ms, 5);
     let bad = QueueConfig {
         max_attempts: 0,
         ..cfg.clone()
     };
-    assert_eq!(
-        h.qs.declare(bad, &h.limits).unwrap_err().code(),
-        "invalid_input"
-    );
+    assert_eq!(h.declare(bad).unwrap_err().code(), "invalid_input");
     // A local queue holding jobs cannot become external.
     h.enq(0, req("q"));
     let ext = QueueConfig {
         mode: QueueMode::External,
         ..cfg
     };
-    assert_eq!(
-        h.qs.declare(ext, &h.limits).unwrap_err().code(),
-        "invalid_input"
-    );
+    assert_eq!(h.declare(ext).unwrap_err().code(), "invalid_input");
 }
 
 #[test]
@@ -452,7 +464,7 @@ fn retained_history_survives_a_switch_to_external() {
         mode: QueueMode::External,
         ..h.qs.config("q").unwrap().clone()
     };
-    assert_eq!(h.qs.declare(ext, &h.limits), Ok((false, true)));
+    assert_eq!(h.declare(ext), Ok((false, true)));
     h.qs.check_invariants();
     let back: Queues = serde_json::from_str(&h.json()).unwrap();
     assert_eq!(back, h.qs);
@@ -465,16 +477,13 @@ fn claim_arguments_are_checked() {
     let mut h = H::new();
     h.enq(0, req("q"));
     let before = h.json();
-    let l = h.limits.clone();
     let codes = [
-        h.qs.claim(t(0), "q", "w", 0, None, &l).unwrap_err().code(),
-        h.qs.claim(t(0), "q", "w", l.claim_batch + 1, None, &l)
+        h.try_claim(0, "q", "w", 0, None).unwrap_err().code(),
+        h.try_claim(0, "q", "w", h.limits.claim_batch + 1, None)
             .unwrap_err()
             .code(),
-        h.qs.claim(t(0), "q", "w", 1, Some(0), &l)
-            .unwrap_err()
-            .code(),
-        h.qs.claim(t(0), "q", "bad worker", 1, None, &l)
+        h.try_claim(0, "q", "w", 1, Some(0)).unwrap_err().code(),
+        h.try_claim(0, "q", "bad worker", 1, None)
             .unwrap_err()
             .code(),
     ];
@@ -488,7 +497,7 @@ fn claim_arguments_are_checked() {
         ]
     );
     assert_eq!(h.json(), before);
-    let c = h.qs.claim(t(0), "q", "w", 1, Some(10), &l).unwrap();
+    let c = h.try_claim(0, "q", "w", 1, Some(10)).unwrap();
     assert_eq!(c[0].deadline, t(10));
 }
 
@@ -626,10 +635,9 @@ fn heartbeat_extends_the_lease() {
         Ok(t(1_150))
     );
     assert_eq!(h.qs.next_deadline(), Some(t(1_150)));
+    // Checked before the engine advances, so before the token is looked at.
     assert_eq!(
-        h.qs.heartbeat(t(150), c.job, c.token, Some(-1))
-            .unwrap_err()
-            .code(),
+        validate::lease_ms(Some(-1)).unwrap_err().code(),
         "invalid_input"
     );
     h.advance(1_150);
@@ -893,7 +901,7 @@ fn redrive_and_purge() {
     );
     assert_eq!(
         h.qs.redrive(t(500), "q", Some(ids[1]), &l, &mut h.out),
-        Ok(1)
+        Ok((1, 0))
     );
     h.qs.check_invariants();
     assert_eq!(wakes(&h.drain()), vec!["q"]);
@@ -923,7 +931,7 @@ fn redrive_and_purge() {
             limit: 2
         }
     );
-    assert_eq!(h.qs.redrive(t(600), "q", None, &l, &mut h.out), Ok(2));
+    assert_eq!(h.qs.redrive(t(600), "q", None, &l, &mut h.out), Ok((2, 0)));
     h.qs.check_invariants();
     assert!(wakes(&h.drain()).is_empty(), "already claimable");
     let order: Vec<JobId> = h.claim(600, "q", 10).iter().map(|c| c.job).collect();
@@ -1030,7 +1038,7 @@ fn retention_by_count_and_age() {
     }
     let mut cfg = h.qs.config("q").unwrap().clone();
     cfg.retention.completed_max = 0;
-    assert_eq!(h.qs.declare(cfg, &h.limits), Ok((false, true)));
+    assert_eq!(h.declare(cfg), Ok((false, true)));
     h.qs.check_invariants();
     assert!(more.iter().all(|&id| h.qs.job(id).is_none()));
     assert_eq!(h.qs.stats("q", t(2_000)).unwrap().totals.completed, 5);
@@ -1218,7 +1226,7 @@ fn random_operations_keep_invariants() {
             },
             ..QueueConfig::new(name)
         };
-        h.qs.declare(cfg, &h.limits).unwrap();
+        h.declare(cfg).unwrap();
     }
     let mut rng = 12345u64;
     let mut next = |n: u64| {

@@ -62,13 +62,8 @@ pub(crate) fn config(cfg: &QueueConfig, limits: &Limits) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks an enqueue request's own fields and returns when the job becomes
-/// available: `run_at` (a past one means now) or `now + delay_ms`.
-pub(crate) fn enqueue(
-    req: &EnqueueRequest,
-    now: Timestamp,
-    limits: &Limits,
-) -> Result<Timestamp, Error> {
+/// Checks an enqueue request's own fields (everything that needs no state).
+pub(crate) fn enqueue(req: &EnqueueRequest, limits: &Limits) -> Result<(), Error> {
     queue_name(&req.queue, limits)?;
     let bytes = req.payload.len_bytes();
     if bytes > limits.payload_bytes {
@@ -94,11 +89,42 @@ pub(crate) fn enqueue(
     }
     match (req.run_at, req.delay_ms) {
         (Some(_), Some(_)) => Err(invalid("delayMs", "give runAt or delayMs, not both")),
-        (Some(at), None) => Ok(at.max(now)),
         (None, Some(ms)) if ms < 0 => Err(invalid("delayMs", "must not be negative")),
-        (None, Some(ms)) => Ok(now.saturating_add_ms(ms)),
-        (None, None) => Ok(now),
+        _ => Ok(()),
     }
+}
+
+/// When a checked enqueue request's job becomes available: `run_at` (a
+/// past one means now) or `now + delay_ms`.
+pub(crate) fn run_at(req: &EnqueueRequest, now: Timestamp) -> Timestamp {
+    match (req.run_at, req.delay_ms) {
+        (Some(at), _) => at.max(now),
+        (None, Some(ms)) => now.saturating_add_ms(ms.max(0)),
+        (None, None) => now,
+    }
+}
+
+/// Checks the arguments of a `Claim`: queue and worker names, `max` in
+/// `1..=limits.claim_batch`, a positive `lease_ms` if given.
+pub(crate) fn claim(
+    queue: &str,
+    worker: &str,
+    max: u32,
+    lease: Option<i64>,
+    limits: &Limits,
+) -> Result<(), Error> {
+    queue_name(queue, limits)?;
+    name::validate("worker", worker, limits.name_chars)?;
+    if max == 0 {
+        return Err(invalid("max", "must be at least 1"));
+    }
+    if max > limits.claim_batch {
+        return Err(Error::LimitExceeded {
+            what: "claim_batch",
+            limit: u64::from(limits.claim_batch),
+        });
+    }
+    lease_ms(lease)
 }
 
 /// Headers: at most `limits.headers`, names non-empty, names and values at

@@ -1,7 +1,7 @@
 //! Getters, index rebuilding (restore) and the invariant check.
 
 use super::Queues;
-use super::store::{self, Index, Job, QueueState};
+use super::store::{self, DedupEntry, Index, Job, KeySpace, QueueState};
 use crate::ids::{FireId, JobId};
 use crate::job::{JobInfo, JobState};
 use crate::queue_config::{QueueMode, QueueStats};
@@ -62,7 +62,8 @@ impl Queues {
     /// Rebuilds every derived index from the canonical state, checking that
     /// the state is coherent (jobs in known local queues, fields that agree
     /// with states, ids and tokens below their counters, keys that point at
-    /// jobs carrying them). Used on restore; an error means a corrupt snapshot.
+    /// jobs carrying them, live jobs that hold their keys). Used on restore;
+    /// an error means a corrupt snapshot.
     pub fn rebuild_indexes(&mut self) -> Result<(), String> {
         self.idx = Index::default();
         for (name, q) in &mut self.queues {
@@ -97,16 +98,22 @@ impl Queues {
             store::index(&mut self.idx, &mut q.idx, id, job);
         }
         for (name, q) in &self.queues {
-            for (key, entry) in &q.dedup {
-                check_key(
-                    &self.jobs,
-                    name,
-                    key,
-                    entry.job,
-                    entry.expires_at,
-                    self.last_job,
-                )?;
-                store::index_key(&mut self.idx, name, key, entry);
+            for space in [KeySpace::User, KeySpace::Fire] {
+                for (key, entry) in q.keys(space) {
+                    check_key(&self.jobs, name, space, key, entry, self.last_job)?;
+                    store::index_key(&mut self.idx, name, space, key, entry);
+                }
+            }
+        }
+        // Every live job with a key holds it, so two live jobs never share one.
+        for (&id, job) in &self.jobs {
+            let Some(key) = job.key.as_deref().filter(|_| !job.state.is_terminal()) else {
+                continue;
+            };
+            let space = KeySpace::of(job.fire.is_some());
+            let entry = self.queues[&job.queue].keys(space).get(key);
+            if !entry.is_some_and(|e| e.job == id && e.expires_at.is_none()) {
+                return Err(format!("live job {} does not hold its key {key:?}", id.0));
             }
         }
         if let Some((id, _)) = self
@@ -144,33 +151,33 @@ impl Queues {
 }
 
 /// A remembered key points at a job id already issued; a live key (no
-/// expiry) points at a live job of this queue that carries the key.
+/// expiry) points at a live job of this queue that carries the key in the
+/// key's namespace (a fire's job for a fire key, any other for a user key).
 fn check_key(
     jobs: &BTreeMap<JobId, Job>,
     queue: &str,
+    space: KeySpace,
     key: &str,
-    id: JobId,
-    expires_at: Option<Timestamp>,
+    entry: &DedupEntry,
     last_job: u64,
 ) -> Result<(), String> {
+    let id = entry.job;
     if id.0 == 0 || id.0 > last_job {
         return Err(format!(
             "key {key:?} of queue {queue:?} points at an unissued job"
         ));
     }
-    let job = jobs.get(&id);
-    match (expires_at, job) {
-        (None, Some(j))
-            if !j.state.is_terminal() && j.queue == queue && j.key.as_deref() == Some(key) =>
-        {
-            Ok(())
-        }
+    let carries = |j: &Job| {
+        j.queue == queue && j.key.as_deref() == Some(key) && KeySpace::of(j.fire.is_some()) == space
+    };
+    match (entry.expires_at, jobs.get(&id)) {
+        (None, Some(j)) if !j.state.is_terminal() && carries(j) => Ok(()),
         (None, _) => Err(format!(
-            "live key {key:?} of queue {queue:?} without its live job"
+            "live {space:?} key {key:?} of queue {queue:?} without its live job"
         )),
-        (Some(_), Some(j)) if !j.state.is_terminal() && j.key.as_deref() == Some(key) => Err(
-            format!("key {key:?} of queue {queue:?} expires while its job is live"),
-        ),
+        (Some(_), Some(j)) if !j.state.is_terminal() && carries(j) => Err(format!(
+            "{space:?} key {key:?} of queue {queue:?} expires while its job is live"
+        )),
         (Some(_), _) => Ok(()),
     }
 }
