@@ -3,7 +3,9 @@
 //!
 //! Semantics:
 //! - A lease is held from `acquire` until `expires_at` (exclusive: at
-//!   `now >= expires_at` it has expired), unless renewed or released.
+//!   `now >= expires_at` it has expired), unless renewed or released. An
+//!   expiry past the end of time is cut at `Timestamp::MAX`, and such a
+//!   lease never expires (the clock cannot pass `MAX`).
 //! - Fencing tokens come from one engine-wide counter, so each acquisition
 //!   gets a token greater than every token handed out before, for any name:
 //!   tokens of one name strictly increase across acquisitions, even after
@@ -111,10 +113,10 @@ impl Leases {
         assert!(ttl_ms > 0, "ttl checked before the advance");
         let expires_at = now.saturating_add_ms(ttl_ms);
         let token = match self.held.get(name) {
-            Some(h) if h.expires_at > now && h.owner != owner => {
+            Some(h) if !h.expires_at.lease_ended(now) && h.owner != owner => {
                 return Err(held_err(name, "is held by another owner"));
             }
-            Some(h) if h.expires_at > now => h.token,
+            Some(h) if !h.expires_at.lease_ended(now) => h.token,
             current => {
                 if current.is_none() && self.held.len() >= MAX_HELD_LEASES {
                     return Err(Error::LimitExceeded {
@@ -182,7 +184,7 @@ impl Leases {
 
     /// Reports and forgets every lease that expired at or before `now`.
     pub fn advance(&mut self, now: Timestamp, out: &mut Output) {
-        while self.expiry.first().is_some_and(|e| e.0 <= now) {
+        while self.expiry.first().is_some_and(|e| e.0.lease_ended(now)) {
             let (_, name) = self.expiry.first().cloned().expect("non-empty");
             let held = self.remove(&name);
             out.event(Event::NamedLeaseExpired {
@@ -193,13 +195,19 @@ impl Leases {
     }
 
     /// When [`Leases::advance`] next has work: the earliest expiry.
+    /// A lease ending at `Timestamp::MAX` never ends, so it is no deadline.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.expiry.first().map(|e| e.0)
+        self.expiry
+            .first()
+            .map(|e| e.0)
+            .filter(|&t| t < Timestamp::MAX)
     }
 
     /// The lease `name` if held at `now`.
     pub fn holder(&self, now: Timestamp, name: &str) -> Option<&Held> {
-        self.held.get(name).filter(|h| h.expires_at > now)
+        self.held
+            .get(name)
+            .filter(|h| !h.expires_at.lease_ended(now))
     }
 
     /// Leases held (some may have expired if `advance` has not run yet).

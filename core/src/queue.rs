@@ -27,7 +27,9 @@
 //!   makes two live jobs with one key: a job whose key another live job
 //!   holds now is redriven without it (counted in the reply).
 //! - Leases end at their deadline: a lease with `deadline <= now` has expired,
-//!   just as a job with `run_at <= now` is due.
+//!   just as a job with `run_at <= now` is due — except a lease cut at
+//!   `Timestamp::MAX`, which never expires (the clock cannot pass `MAX`), so
+//!   `Heartbeat`/`Complete`/`Fail` at `MAX` with its token succeed.
 
 mod backoff;
 mod dedup;
@@ -333,9 +335,7 @@ impl Queues {
     fn held(&self, now: Timestamp, id: JobId, token: LeaseToken) -> Result<&Job, Error> {
         let job = self.jobs.get(&id).ok_or(Error::UnknownJob(id))?;
         match &job.lease {
-            Some(lease) if lease.token == token && !lifecycle::lease_ended(lease.deadline, now) => {
-                Ok(job)
-            }
+            Some(lease) if lease.token == token && !lease.deadline.lease_ended(now) => Ok(job),
             _ => Err(Error::LeaseLost { job: id }),
         }
     }

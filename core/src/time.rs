@@ -94,6 +94,15 @@ impl Timestamp {
         }
     }
 
+    /// Whether a lease ending at `self` has ended at `now`: at its deadline
+    /// (as a job with `run_at <= now` is due), except that a lease ending
+    /// at [`Timestamp::MAX`] never ends. The clock cannot pass `MAX`, so a
+    /// lease cut there by [`Timestamp::saturating_add_ms`] lasts until the
+    /// end of time and its holder can still use it at `MAX`.
+    pub(crate) fn lease_ended(self, now: Timestamp) -> bool {
+        self <= now && self < Self::MAX
+    }
+
     /// `self + ms` if it stays within range.
     pub const fn checked_add_ms(self, ms: i64) -> Option<Timestamp> {
         match self.as_millis().checked_add(ms) {

@@ -11,12 +11,6 @@ use crate::ids::JobId;
 use crate::job::JobState;
 use crate::time::Timestamp;
 
-/// Whether a lease with `deadline` has ended at `now`: at its deadline, as
-/// a job with `run_at <= now` is due.
-pub(super) fn lease_ended(deadline: Timestamp, now: Timestamp) -> bool {
-    deadline <= now
-}
-
 impl Queues {
     /// Applies `f` to job `id`, keeping the indexes in step. If the job
     /// becomes available in a queue that had nothing available, the queue is
@@ -214,7 +208,7 @@ impl Queues {
             let Some(&(deadline, id)) = self.idx.claimed.first() else {
                 break;
             };
-            if !lease_ended(deadline, now) {
+            if !deadline.lease_ended(now) {
                 break;
             }
             let job = &self.jobs[&id];
@@ -254,7 +248,12 @@ impl Queues {
     pub fn next_deadline(&self) -> Option<Timestamp> {
         let firsts = [
             self.idx.scheduled.first().map(|e| e.0),
-            self.idx.claimed.first().map(|e| e.0),
+            // A lease ending at `Timestamp::MAX` never ends: no work there.
+            self.idx
+                .claimed
+                .first()
+                .map(|e| e.0)
+                .filter(|&d| d < Timestamp::MAX),
             self.idx.retention.first().map(|e| e.0),
             self.idx.dedup_expiry.first().map(|e| e.0),
         ];
