@@ -119,7 +119,8 @@ impl Engine {
             let track = s.overlap != Overlap::Allow;
             let grid = b.fire.extra.is_none();
             let nominal = b.fire.nominal;
-            let fired = self.emit_fire(idx, b.fire, b.due_at, FireReason::Buffered, track, b.target);
+            let fired =
+                self.emit_fire(idx, b.fire, b.due_at, FireReason::Buffered, track, b.target);
             if fired.is_err() && grid {
                 let s = self.schedules.at_mut(idx);
                 s.n.skipped += 1;

@@ -185,7 +185,15 @@ fn cap(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Ou
         if n > 0 {
             let last = nth_from(s.spec(), span.first, n - 1);
             let next = s.next_boundary(last);
-            plan.push((SkipReason::CatchupCap, Span { count: n, first: span.first, last, next }));
+            plan.push((
+                SkipReason::CatchupCap,
+                Span {
+                    count: n,
+                    first: span.first,
+                    last,
+                    next,
+                },
+            ));
         }
         excess -= n;
         excess > 0
@@ -315,9 +323,13 @@ mod tests {
         sk.flush(&mut out);
         let reasons: Vec<_> = std::iter::from_fn(|| out.pop())
             .map(|c| match c {
-                Command::Event(Event::FireSkipped { reason, count, first, last, .. }) => {
-                    (reason, count, first.as_millis(), last.as_millis())
-                }
+                Command::Event(Event::FireSkipped {
+                    reason,
+                    count,
+                    first,
+                    last,
+                    ..
+                }) => (reason, count, first.as_millis(), last.as_millis()),
                 other => panic!("{other:?}"),
             })
             .collect();

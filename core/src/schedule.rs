@@ -738,11 +738,16 @@ impl Schedule {
         }
         let log = self.pause_log();
         if let Some(first) = log.first() {
-            let c = self.cursor.expect("a pause log only while boundaries are pending");
+            let c = self
+                .cursor
+                .expect("a pause log only while boundaries are pending");
             assert!(c <= first.at, "pause log not pruned");
         }
         for w in log.windows(2) {
-            assert!(w[0].at < w[1].at && w[0].paused != w[1].paused, "pause log order");
+            assert!(
+                w[0].at < w[1].at && w[0].paused != w[1].paused,
+                "pause log order"
+            );
         }
         if let Some(last) = log.last() {
             assert_eq!(last.paused, self.is_paused(), "pause log ends in the state");

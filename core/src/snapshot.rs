@@ -199,7 +199,10 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
         s.set_buffered(b);
     }
     if !st.pause_log.is_empty() {
-        let ordered = st.pause_log.windows(2).all(|w| w[0].at < w[1].at && w[0].paused != w[1].paused);
+        let ordered = st
+            .pause_log
+            .windows(2)
+            .all(|w| w[0].at < w[1].at && w[0].paused != w[1].paused);
         let first_ok = st.cursor.is_some_and(|c| c <= st.pause_log[0].at);
         let last_ok = st.pause_log.last().map(|p| p.paused) == Some(s.is_paused());
         if !(ordered && first_ok && last_ok) {

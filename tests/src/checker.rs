@@ -232,6 +232,8 @@ impl Checker {
             .tracks
             .iter()
             .filter(|(_, tr)| tr.status == ScheduleStatus::Active)
+            // An upsert may change the jitter, and so the due time.
+            .filter(|(name, _)| !matches!(&input, Input::UpsertSchedule(def) if def.name == **name))
             .filter_map(|(name, tr)| {
                 let info = engine.schedule(name)?;
                 Some((
@@ -287,6 +289,15 @@ impl Checker {
                 code.unwrap_or("?"),
                 self.clock,
                 cmds.len()
+            );
+        } else if reply.is_err() && now > self.clock && engine.clock().as_millis() == self.clock {
+            // Refused by a check that needs no state but has a code that
+            // can also come from a stateful check: then nothing changed.
+            let after = engine.snapshot().to_json();
+            assert!(
+                cmds.is_empty() && Some(&after) == before.as_ref(),
+                "E: refused input ({}) at now {now} left the clock but changed the state",
+                code.unwrap_or("?"),
             );
         } else {
             self.clock = self.clock.max(now);
