@@ -163,7 +163,43 @@ fn queue_roundtrip(c: &mut Criterion) {
     g.finish();
 }
 
+/// A `* * * * * *` schedule and an hourly one, then one `Advance` over a
+/// 10-year clock jump: the time until the hourly schedule fires is the
+/// cost of that single advance (the per-second backlog, 3.2×10^8
+/// boundaries, is counted, not walked).
+fn ten_year_jump(c: &mut Criterion) {
+    let fresh = || {
+        let mut e = Engine::new(EngineConfig::default());
+        for (name, spec) in [("hourly", "@every 1h"), ("secondly", "* * * * * *")] {
+            let text = format!(r#"{{"name":"{name}","spec":"{spec}","target":{{"queue":"q"}}}}"#);
+            let def: ScheduleDef = serde_json::from_str(&text).unwrap();
+            e.handle(t(START), Input::UpsertSchedule(def)).unwrap();
+        }
+        drain(&mut e);
+        e
+    };
+    let later = START + 3_652 * 86_400_000;
+    let mut g = c.benchmark_group("engine/ten_year_jump");
+    g.sample_size(20).measurement_time(Duration::from_secs(3));
+    g.bench_function("advance_until_hourly_fires", |b| {
+        b.iter_batched(
+            fresh,
+            |mut e| {
+                e.handle(t(later), Input::Advance).unwrap();
+                let hourly = std::iter::from_fn(|| e.poll_command())
+                    .filter(|c| matches!(c, Command::Fire(f) if &*f.schedule == "hourly"))
+                    .count();
+                assert_eq!(hourly, 1, "the hourly schedule fires in the first advance");
+                e
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
+    ten_year_jump(c);
     queue_roundtrip(c);
     scale(c, 1_000, "1k", false);
     scale(c, 100_000, "100k", true);
