@@ -77,6 +77,20 @@ impl Harness {
         );
     }
 
+    /// A harness on an engine restored from snapshot JSON (the journal
+    /// starts there).
+    pub fn restored(json: &str) -> Harness {
+        let engine = Engine::restore(Snapshot::from_json(json).unwrap()).unwrap();
+        engine.check_invariants();
+        assert_eq!(engine.snapshot().to_json(), json, "restore round-trips");
+        Harness {
+            engine,
+            journal: Vec::new(),
+            commands: Vec::new(),
+            initial: json.to_owned(),
+        }
+    }
+
     pub fn standalone() -> Harness {
         Harness::new(EngineConfig::default())
     }
