@@ -29,7 +29,11 @@ fn backfilled(spec: &str, from: i64, to: i64) -> Vec<i64> {
     d.overlap = Overlap::Allow;
     h.ok(T0, Input::UpsertSchedule(d));
     let (r, cmds) = h.ok(T0, backfill("p", from, to));
-    let Reply::Backfilled { fires: ids, skipped } = r else {
+    let Reply::Backfilled {
+        fires: ids,
+        skipped,
+    } = r
+    else {
         panic!("{r:?}")
     };
     assert_eq!(skipped, 0);
@@ -37,7 +41,10 @@ fn backfilled(spec: &str, from: i64, to: i64) -> Vec<i64> {
     assert_eq!(made, ids, "the reply lists the fires made");
     for f in fires(&cmds) {
         assert_eq!(f.reason, FireReason::Backfill);
-        assert_eq!(f.fire_id.to_string(), format!("p@{}#b1", f.nominal.as_millis()));
+        assert_eq!(
+            f.fire_id.to_string(),
+            format!("p@{}#b1", f.nominal.as_millis())
+        );
     }
     h.check_replay();
     ids.iter().map(|id| id.nominal.as_millis()).collect()
@@ -45,7 +52,10 @@ fn backfilled(spec: &str, from: i64, to: i64) -> Vec<i64> {
 
 #[test]
 fn every_with_offset_from_the_epoch() {
-    assert_eq!(backfilled("@every 1h +15m", 0, 2 * HOUR), vec![900_000, 4_500_000]);
+    assert_eq!(
+        backfilled("@every 1h +15m", 0, 2 * HOUR),
+        vec![900_000, 4_500_000]
+    );
 }
 
 #[test]
@@ -93,7 +103,11 @@ fn plain_backfill_in_the_past() {
     // `fires` counts fires of all reasons; nothing was skipped.
     let info = h.engine.schedule("p").unwrap();
     assert_eq!((info.fires, info.skipped), (3, 0));
-    assert_eq!(info.next_nominal, Some(t(T0 + HOUR)), "the grid is untouched");
+    assert_eq!(
+        info.next_nominal,
+        Some(t(T0 + HOUR)),
+        "the grid is untouched"
+    );
     h.check_replay();
 }
 

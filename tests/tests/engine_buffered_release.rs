@@ -59,7 +59,11 @@ fn released_buffered_fire_keeps_due_time_version_and_payload() {
     assert_eq!(f.fire_id.to_string(), format!("b@{}", T0 + 2 * MIN));
     assert_eq!(f.reason, FireReason::Buffered);
     assert_eq!(f.nominal, t(T0 + 2 * MIN));
-    assert_eq!(f.due_at, t(T0 + 2 * MIN), "the due time it was buffered with");
+    assert_eq!(
+        f.due_at,
+        t(T0 + 2 * MIN),
+        "the due time it was buffered with"
+    );
     assert_eq!(f.fired_at, t(T0 + 2 * MIN + 2000));
     assert!(f.due_at <= f.fired_at);
     assert_eq!(f.version, 1, "the version it was buffered with");
@@ -67,7 +71,10 @@ fn released_buffered_fire_keeps_due_time_version_and_payload() {
     assert_eq!(job.payload, Payload::from_json(r#"{"v": 1}"#).unwrap());
 
     // Later fires use the new definition.
-    let c = h.claim(T0 + 2 * MIN + 2000, "q", 1, Some(DAY)).pop().unwrap();
+    let c = h
+        .claim(T0 + 2 * MIN + 2000, "q", 1, Some(DAY))
+        .pop()
+        .unwrap();
     h.ok(
         T0 + 2 * MIN + 3000,
         Input::Complete {

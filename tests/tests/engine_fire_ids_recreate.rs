@@ -39,7 +39,11 @@ fn backfill_3h(h: &mut Harness, now: i64) -> (Vec<FireId>, Vec<Fire>) {
             overlap: None,
         },
     );
-    let Reply::Backfilled { fires: ids, skipped } = r else {
+    let Reply::Backfilled {
+        fires: ids,
+        skipped,
+    } = r
+    else {
         panic!("{r:?}")
     };
     assert_eq!(skipped, 0);
@@ -108,7 +112,10 @@ fn backfill_after_remove_and_recreate_makes_new_jobs() {
     );
     let all: BTreeSet<&FireId> = ids1.iter().chain(&ids2).collect();
     assert_eq!(all.len(), 6, "fire ids are all distinct: {ids1:?} {ids2:?}");
-    assert_eq!(fs2.iter().map(|f| f.fire_id.clone()).collect::<Vec<_>>(), ids2);
+    assert_eq!(
+        fs2.iter().map(|f| f.fire_id.clone()).collect::<Vec<_>>(),
+        ids2
+    );
     assert!(fs2.iter().all(|f| f.version == 3));
     let (j1, j2) = (jobs(&fs1), jobs(&fs2));
     assert_eq!(j1.len(), 3);

@@ -24,7 +24,11 @@ fn jitter_wider_than_the_window_fires_every_boundary_on_time() {
     let mut all = Vec::new();
     let mut advances = 0;
     // Boundary 49 (T0 + 49h) is due at or after T0 + 49h.
-    while let Some(next) = h.engine.poll_timeout().filter(|n| n.as_millis() < T0 + 49 * HOUR) {
+    while let Some(next) = h
+        .engine
+        .poll_timeout()
+        .filter(|n| n.as_millis() < T0 + 49 * HOUR)
+    {
         let cmds = h.advance(next.as_millis());
         advances += 1;
         assert_eq!(skips(&cmds), vec![], "at {next:?}");
@@ -35,7 +39,9 @@ fn jitter_wider_than_the_window_fires_every_boundary_on_time() {
     }
     assert_eq!(advances, 48);
     assert_eq!(
-        all.iter().map(|f| f.nominal.as_millis()).collect::<Vec<_>>(),
+        all.iter()
+            .map(|f| f.nominal.as_millis())
+            .collect::<Vec<_>>(),
         (1..=48).map(|k| T0 + k * HOUR).collect::<Vec<_>>()
     );
     for f in &all {

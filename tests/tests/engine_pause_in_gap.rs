@@ -8,8 +8,8 @@
 
 mod engine_common;
 use chime_core::{
-    EngineConfig, Epoch, Event, FireReason, Input, LeadershipGrant, Overlap, Reply,
-    ScheduleStatus, SkipReason,
+    EngineConfig, Epoch, Event, FireReason, Input, LeadershipGrant, Overlap, Reply, ScheduleStatus,
+    SkipReason,
 };
 use engine_common::*;
 
@@ -84,7 +84,10 @@ fn pause_and_resume_at_one_instant_in_a_gap_keep_the_backlog() {
             status: ScheduleStatus::Active
         }
     );
-    assert!(cmds.is_empty(), "no paused skips for active boundaries: {cmds:?}");
+    assert!(
+        cmds.is_empty(),
+        "no paused skips for active boundaries: {cmds:?}"
+    );
     let info = h.engine.schedule("tick").unwrap();
     assert_eq!((info.fires, info.skipped), (1, 0));
     assert_eq!(info.next_nominal, Some(t(T0 + 2 * MIN)), "backlog kept");
