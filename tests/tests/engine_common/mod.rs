@@ -3,9 +3,10 @@
 //! every input.
 #![allow(dead_code)]
 
+use chime_core::journal;
 use chime_core::{
     Claimed, Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload,
-    Reply, ScheduleDef, SkipReason, Target, Timestamp,
+    Reply, ScheduleDef, SkipReason, Snapshot, Target, Timestamp,
 };
 
 /// Milliseconds to a timestamp.
@@ -39,14 +40,54 @@ pub struct Harness {
     pub engine: Engine,
     pub journal: Vec<JournalEntry>,
     pub commands: Vec<Command>,
+    /// Snapshot JSON of the engine before the first input of `journal`.
+    pub initial: String,
 }
 
 impl Harness {
     pub fn new(config: EngineConfig) -> Harness {
+        let engine = Engine::new(config);
+        let initial = engine.snapshot().to_json();
         Harness {
-            engine: Engine::new(config),
+            engine,
             journal: Vec::new(),
             commands: Vec::new(),
+            initial,
+        }
+    }
+
+    /// Replays the whole journal (through its JSON Lines text) on the
+    /// initial snapshot: the same commands, byte for byte, and the same
+    /// final state.
+    pub fn check_replay(&self) {
+        let entries = journal::read(&journal::write(&self.journal)).expect("journal reads back");
+        assert_eq!(entries, self.journal, "journal text round-trips");
+        let snap = Snapshot::from_json(&self.initial).unwrap();
+        let replayed = journal::replay(snap, &entries).expect("replay");
+        let recorded: Vec<String> = self
+            .commands
+            .iter()
+            .map(|c| serde_json::to_string(c).unwrap())
+            .collect();
+        assert_eq!(replayed.commands, recorded, "replay: commands");
+        assert_eq!(
+            replayed.engine.snapshot().to_json(),
+            self.engine.snapshot().to_json(),
+            "replay: final state"
+        );
+    }
+
+    /// A harness on an engine restored from snapshot JSON (the journal
+    /// starts there).
+    pub fn restored(json: &str) -> Harness {
+        let engine = Engine::restore(Snapshot::from_json(json).unwrap()).unwrap();
+        engine.check_invariants();
+        assert_eq!(engine.snapshot().to_json(), json, "restore round-trips");
+        Harness {
+            engine,
+            journal: Vec::new(),
+            commands: Vec::new(),
+            initial: json.to_owned(),
         }
     }
 
