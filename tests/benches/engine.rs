@@ -19,13 +19,16 @@
 //!
 //! Upserts: on an engine with N schedules `sched-0000000`…, each
 //! iteration upserts one new schedule (definitions built before the
-//! clock starts); after each sample, untimed, the sample's schedules are
-//! removed again, so every upsert meets N to N + one sample's iterations
-//! (≤ ~20k) schedules. `random`: next to a pseudo-random existing name;
-//! `append`: after the last name; `worst`: always between the same two
-//! existing names (`sched-{N/2-1}-{k}` for increasing k, so just before
-//! `sched-{N/2}` every time), the order that once re-spaced every rank
-//! every ~40 inserts.
+//! clock starts). After each sample, untimed, the engine goes back to N
+//! schedules, so every upsert meets N to N + one sample's iterations
+//! (≤ ~25k) schedules. `random`: next to a pseudo-random existing name;
+//! `append`: after the last name; both remove the sample's schedules.
+//! `worst`: always between the same two existing names
+//! (`sched-{N/2-1}-{k}` for increasing k, so just before `sched-{N/2}`
+//! every time), the order that once re-spaced every rank every ~40
+//! inserts; its schedules stay, so the squeeze builds up over the whole
+//! run, and as many original schedules from both ends of the name order
+//! are removed instead.
 //!
 //! Memory: a counting global allocator (`stats_alloc`) measures the bytes
 //! live after inserting N schedules minus before, divided by N, minus the
@@ -35,7 +38,9 @@ use chime_core::{
     Command, Engine, EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, QueueMode, Reply,
     ScheduleDef, Timestamp,
 };
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 use std::hint::black_box;
@@ -193,11 +198,15 @@ fn mix(k: u64) -> u64 {
 fn upsert(c: &mut Criterion, n: usize, label: &str) {
     let (mut e, _) = engine_with(n);
     let mut g = c.benchmark_group("engine/upsert");
-    g.sample_size(10)
+    // Linear sampling: criterion's slope is then the amortized cost per
+    // upsert, rare re-spacings included (a median of samples hides them).
+    g.sampling_mode(SamplingMode::Linear)
+        .sample_size(10)
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_millis(500))
         .throughput(Throughput::Elements(1));
     let mut k = 0usize;
+    let mut far = 0;
     let cases: [(&str, &dyn Fn(usize) -> String); 3] = [
         ("random", &|k| {
             format!("sched-{:07}-{k}", mix(k as u64) % n as u64)
@@ -225,8 +234,24 @@ fn upsert(c: &mut Criterion, n: usize, label: &str) {
                 }
                 let took = begin.elapsed();
                 // Back to N schedules, untimed.
-                for name in names {
-                    e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                if case == "worst" {
+                    // Keep the squeeze: remove originals far from it,
+                    // from both ends of the name order in turn.
+                    for _ in 0..iters {
+                        let i = if far % 2 == 0 {
+                            n - 1 - far / 2
+                        } else {
+                            far / 2
+                        };
+                        far += 1;
+                        assert!(far < n - 4, "removals stay clear of the hot spot");
+                        let name = format!("sched-{i:07}");
+                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                    }
+                } else {
+                    for name in names {
+                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                    }
                 }
                 drain(&mut e);
                 took
