@@ -1,9 +1,11 @@
 //! Engine benchmarks: fires per second in virtual time (100k and 1M
 //! schedules), queue enqueue → claim → complete, resident bytes per
-//! schedule, and `poll_timeout` at 1k / 100k / 1M schedules.
+//! schedule, `poll_timeout` at 1k / 100k / 1M schedules, and the cost of
+//! upserting a new schedule at 200k / 1M by the order its name arrives in.
 //!
 //! Run: `cargo bench -p chime-tests --bench engine` (results and setup in
-//! BENCHMARKS.md, section "Engine").
+//! BENCHMARKS.md, section "Engine"); only the upserts:
+//! `cargo bench -p chime-tests --bench engine -- upsert`.
 //!
 //! Setup of the fire benchmarks: every schedule fires once per second of
 //! virtual time, so each iteration (one `Advance` by 1 s, then draining
@@ -15,6 +17,19 @@
 //! drain just drops them). `limits.firesPerAdvance` is raised to N so one
 //! advance fires everything due.
 //!
+//! Upserts: on an engine with N schedules `sched-0000000`…, each
+//! iteration upserts one new schedule (definitions built before the
+//! clock starts). After each sample, untimed, the engine goes back to N
+//! schedules, so every upsert meets N to N + one sample's iterations
+//! (≤ ~25k) schedules. `random`: next to a pseudo-random existing name;
+//! `append`: after the last name; both remove the sample's schedules.
+//! `worst`: always between the same two existing names
+//! (`sched-{N/2-1}-{k}` for increasing k, so just before `sched-{N/2}`
+//! every time), the order that once re-spaced every rank every ~40
+//! inserts; its schedules stay, so the squeeze builds up over the whole
+//! run, and as many original schedules from both ends of the name order
+//! are removed instead.
+//!
 //! Memory: a counting global allocator (`stats_alloc`) measures the bytes
 //! live after inserting N schedules minus before, divided by N, minus the
 //! payload's JSON text.
@@ -23,7 +38,9 @@ use chime_core::{
     Command, Engine, EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, QueueMode, Reply,
     ScheduleDef, Timestamp,
 };
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 use std::hint::black_box;
@@ -40,6 +57,11 @@ fn t(ms: i64) -> Timestamp {
 }
 
 fn def(i: usize) -> ScheduleDef {
+    def_named(&format!("sched-{i:07}"), i)
+}
+
+/// Schedule `name` of the mix (spec by `i % 10`).
+fn def_named(name: &str, i: usize) -> ScheduleDef {
     let (spec, tz) = match i % 10 {
         0..=5 => ("@every 1s", None),
         6 | 7 => ("* * * * * *", None),
@@ -48,7 +70,7 @@ fn def(i: usize) -> ScheduleDef {
     };
     let tz = tz.map_or(String::new(), |z| format!(r#""tz":"{z}","#));
     let text = format!(
-        r#"{{"name":"sched-{i:07}","spec":"{spec}",{tz}"overlap":"allow","target":{{"queue":"out","payload":{PAYLOAD}}}}}"#
+        r#"{{"name":"{name}","spec":"{spec}",{tz}"overlap":"allow","target":{{"queue":"out","payload":{PAYLOAD}}}}}"#
     );
     serde_json::from_str(&text).unwrap()
 }
@@ -68,6 +90,8 @@ fn engine_with(n: usize) -> (Engine, f64) {
     let mut config = EngineConfig::default();
     config.limits.fires_per_advance = u32::try_from(n.max(100_000)).unwrap();
     config.limits.pending_commands = 4 * n.max(1_000_000);
+    // Room for the upsert benchmarks' new schedules.
+    config.limits.schedules = 2 * n.max(1_000_000);
     let mut e = Engine::new(config);
     let mut q = QueueConfig::new("out");
     q.mode = QueueMode::External;
@@ -198,8 +222,84 @@ fn ten_year_jump(c: &mut Criterion) {
     g.finish();
 }
 
+/// SplitMix64: a fixed pseudo-random sequence of positions.
+fn mix(k: u64) -> u64 {
+    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn upsert(c: &mut Criterion, n: usize, label: &str) {
+    let (mut e, _) = engine_with(n);
+    let mut g = c.benchmark_group("engine/upsert");
+    // Linear sampling: criterion's slope is then the amortized cost per
+    // upsert, rare re-spacings included (a median of samples hides them).
+    g.sampling_mode(SamplingMode::Linear)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500))
+        .throughput(Throughput::Elements(1));
+    let mut k = 0usize;
+    let mut far = 0;
+    let cases: [(&str, &dyn Fn(usize) -> String); 3] = [
+        ("random", &|k| {
+            format!("sched-{:07}-{k}", mix(k as u64) % n as u64)
+        }),
+        ("append", &|k| format!("sched-{:07}", n + k)),
+        ("worst", &|k| format!("sched-{:07}-{k:010}", n / 2 - 1)),
+    ];
+    for (case, name) in cases {
+        g.bench_function(BenchmarkId::new(case, label), |b| {
+            b.iter_custom(|iters| {
+                let names: Vec<String> = (0..iters)
+                    .map(|_| {
+                        k += 1;
+                        name(k)
+                    })
+                    .collect();
+                let defs: Vec<ScheduleDef> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| def_named(name, i))
+                    .collect();
+                let begin = Instant::now();
+                for d in defs {
+                    e.handle(t(START), Input::UpsertSchedule(d)).unwrap();
+                }
+                let took = begin.elapsed();
+                // Back to N schedules, untimed.
+                if case == "worst" {
+                    // Keep the squeeze: remove originals far from it,
+                    // from both ends of the name order in turn.
+                    for _ in 0..iters {
+                        let i = if far % 2 == 0 {
+                            n - 1 - far / 2
+                        } else {
+                            far / 2
+                        };
+                        far += 1;
+                        assert!(far < n - 4, "removals stay clear of the hot spot");
+                        let name = format!("sched-{i:07}");
+                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                    }
+                } else {
+                    for name in names {
+                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                    }
+                }
+                drain(&mut e);
+                took
+            })
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     ten_year_jump(c);
+    upsert(c, 200_000, "200k");
+    upsert(c, 1_000_000, "1M");
     queue_roundtrip(c);
     scale(c, 1_000, "1k", false);
     scale(c, 100_000, "100k", true);
