@@ -26,6 +26,13 @@ step "tests"
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 cargo test --workspace --locked
 
+step "golden traces unchanged by the run"
+# A test run must never rewrite its own fixtures (CHIME_BLESS=1 does, on
+# purpose, and is not for CI).
+if git rev-parse --git-dir >/dev/null 2>&1; then
+  git diff --exit-code --stat -- tests/golden
+fi
+
 step "doc tests and docs build without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core --no-deps --locked
 

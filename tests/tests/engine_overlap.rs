@@ -3,7 +3,7 @@
 
 mod engine_common;
 use chime_core::{
-    CancelReason, Command, Event, FireReason, Input, JobId, Overlap, Reply, SkipReason,
+    CancelReason, Command, Event, FireReason, Input, Overlap, Reply, SkipReason,
 };
 use engine_common::*;
 
@@ -126,8 +126,7 @@ fn cancel_previous_cancels_the_running_job() {
             token: jobs[0].token,
         },
     );
-    assert!(r.is_err());
-    let _ = JobId(0);
+    assert_eq!(r.unwrap_err().code(), "lease_lost");
 }
 
 #[test]

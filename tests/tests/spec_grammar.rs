@@ -921,7 +921,10 @@ fn valid_specs_fire_at_the_expected_civil_times() {
             got.push(civil(next));
             t = next + 1;
         }
-        got.truncate(expected.len());
+        // An empty expected list means "never": then one found occurrence fails.
+        if !expected.is_empty() {
+            got.truncate(expected.len());
+        }
         if got != expected {
             failures.push(format!("{text:?}: expected {expected:?}, got {got:?}"));
         }
