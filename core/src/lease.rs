@@ -24,12 +24,12 @@
 //!   engine advances before every input, so `acquire` never meets an expired
 //!   lease that was not reported; if it did, it would simply take it over.
 
-use crate::command::{Event, Output};
-use crate::config::Limits;
-use crate::error::Error;
-use crate::ids::LeaseToken;
-use crate::name;
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output};
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
+use crate::wire::ids::LeaseToken;
+use crate::wire::name;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -291,7 +291,7 @@ impl<'de> Deserialize<'de> for Leases {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Command;
+    use crate::wire::command::Command;
 
     fn t(ms: i64) -> Timestamp {
         Timestamp::from_millis(ms).unwrap()

@@ -55,48 +55,34 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod advance;
-mod catchup;
-pub mod command;
-pub mod config;
 mod det;
 mod engine;
-pub mod error;
-mod fire;
-pub mod ids;
-pub mod input;
-pub mod job;
-pub mod journal;
-mod leadership;
-pub(crate) mod lease;
-pub mod name;
-pub mod outbox;
-pub mod payload;
-pub(crate) mod queue;
-pub mod queue_config;
-pub mod reply;
+mod lease;
+mod queue;
 mod schedule;
-pub mod schedule_def;
-mod schedule_ops;
-mod schedules;
-mod skips;
-pub mod snapshot;
 pub mod spec;
 pub mod time;
-mod validate;
+mod wire;
 
-pub use command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
-pub use config::{EngineConfig, Limits};
+pub use engine::journal;
+pub use engine::outbox;
+pub use engine::snapshot;
+pub use wire::{
+    command, config, error, ids, input, job, name, payload, queue_config, reply, schedule_def,
+};
+
 pub use engine::Engine;
-pub use error::Error;
-pub use ids::{Epoch, FireId, JobId, LeaseToken};
-pub use input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
-pub use job::{Claimed, JobInfo, JobState};
-pub use outbox::{Delivery, Outbox};
-pub use payload::{Headers, Payload};
-pub use queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
-pub use reply::Reply;
-pub use schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
-pub use snapshot::Snapshot;
+pub use engine::outbox::{Delivery, Outbox};
+pub use engine::snapshot::Snapshot;
 pub use spec::{Spec, SpecError, SpecOptions};
 pub use time::Timestamp;
+pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
+pub use wire::config::{EngineConfig, Limits};
+pub use wire::error::Error;
+pub use wire::ids::{Epoch, FireId, JobId, LeaseToken};
+pub use wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
+pub use wire::job::{Claimed, JobInfo, JobState};
+pub use wire::payload::{Headers, Payload};
+pub use wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
+pub use wire::reply::Reply;
+pub use wire::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};

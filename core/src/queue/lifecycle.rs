@@ -5,11 +5,11 @@
 use super::Queues;
 use super::backoff::retry_delay_ms;
 use super::store::{self, Job};
-use crate::command::{Command, Event, Output};
-use crate::config::Limits;
-use crate::ids::JobId;
-use crate::job::JobState;
 use crate::time::Timestamp;
+use crate::wire::command::{Command, Event, Output};
+use crate::wire::config::Limits;
+use crate::wire::ids::JobId;
+use crate::wire::job::JobState;
 
 impl Queues {
     /// Applies `f` to job `id`, keeping the indexes in step. If the job

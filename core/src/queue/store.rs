@@ -6,11 +6,11 @@
 //! so the indexes can only disagree with the records through a bug, which
 //! `Queues::check_invariants` detects by rebuilding them from scratch.
 
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::job::{JobInfo, JobState};
-use crate::payload::{Headers, Payload};
-use crate::queue_config::{QueueConfig, QueueTotals};
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::job::{JobInfo, JobState};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::queue_config::{QueueConfig, QueueTotals};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};

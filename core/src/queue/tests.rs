@@ -3,15 +3,15 @@
 
 use super::backoff::retry_delay_ms;
 use super::{Queues, validate};
-use crate::command::{CancelReason, Command, Event, Output};
-use crate::config::Limits;
-use crate::error::Error;
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::input::EnqueueRequest;
-use crate::job::{Claimed, JobState};
-use crate::payload::Payload;
-use crate::queue_config::{QueueConfig, QueueMode};
 use crate::time::Timestamp;
+use crate::wire::command::{CancelReason, Command, Event, Output};
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::input::EnqueueRequest;
+use crate::wire::job::{Claimed, JobState};
+use crate::wire::payload::Payload;
+use crate::wire::queue_config::{QueueConfig, QueueMode};
 
 const SEED: u64 = 7;
 
@@ -527,7 +527,7 @@ fn dedup_within_and_after_window() {
 #[test]
 fn dedup_outlives_retention() {
     let mut h = H::with(QueueConfig {
-        retention: crate::queue_config::Retention {
+        retention: crate::wire::queue_config::Retention {
             completed_max: 0,
             completed_ms: 0,
         },
@@ -583,7 +583,7 @@ fn dedup_table_is_bounded() {
 fn stale_token_is_fenced_and_changes_nothing() {
     let mut h = H::with(QueueConfig {
         lease_ms: 100,
-        backoff: crate::queue_config::Backoff {
+        backoff: crate::wire::queue_config::Backoff {
             base_ms: 0,
             cap_ms: 0,
         },
@@ -1010,7 +1010,7 @@ fn cancel() {
 #[test]
 fn retention_by_count_and_age() {
     let mut h = H::with(QueueConfig {
-        retention: crate::queue_config::Retention {
+        retention: crate::wire::queue_config::Retention {
             completed_max: 2,
             completed_ms: 1_000,
         },
@@ -1216,11 +1216,11 @@ fn random_operations_keep_invariants() {
             max_attempts: 2,
             dedup_window_ms: 200,
             dead_letter: name == "a",
-            backoff: crate::queue_config::Backoff {
+            backoff: crate::wire::queue_config::Backoff {
                 base_ms: 10,
                 cap_ms: 100,
             },
-            retention: crate::queue_config::Retention {
+            retention: crate::wire::queue_config::Retention {
                 completed_max: 5,
                 completed_ms: 300,
             },

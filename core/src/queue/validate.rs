@@ -1,12 +1,12 @@
 //! Input checks done before any mutation, so a rejected input changes nothing.
 
-use crate::config::Limits;
-use crate::error::Error;
-use crate::input::EnqueueRequest;
-use crate::name;
-use crate::payload::Headers;
-use crate::queue_config::QueueConfig;
 use crate::time::Timestamp;
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
+use crate::wire::input::EnqueueRequest;
+use crate::wire::name;
+use crate::wire::payload::Headers;
+use crate::wire::queue_config::QueueConfig;
 
 /// Prefix of the derived outbox queues (`__chime_outbox:<name>`), the one
 /// use of the reserved prefix a queue name may have.

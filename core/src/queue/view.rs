@@ -2,10 +2,10 @@
 
 use super::Queues;
 use super::store::{self, DedupEntry, Index, Job, KeySpace, QueueState};
-use crate::ids::{FireId, JobId};
-use crate::job::{JobInfo, JobState};
-use crate::queue_config::{QueueMode, QueueStats};
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId};
+use crate::wire::job::{JobInfo, JobState};
+use crate::wire::queue_config::{QueueMode, QueueStats};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,7 +7,6 @@
 //! bundled into the binary so every machine computes the same instants.
 
 mod at;
-pub mod civil;
 mod count;
 pub mod cron;
 mod dst;

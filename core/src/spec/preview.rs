@@ -3,10 +3,10 @@
 //! A preview lists at most [`MAX_PREVIEW`] occurrences; larger requests are
 //! capped, so a preview call is bounded whatever the caller asks for.
 
-use super::civil::Civil;
 use super::zone::ZoneTable;
 use super::{Spec, SpecKind};
 use crate::time::Timestamp;
+use crate::time::calendar::Civil;
 use serde::{Deserialize, Serialize};
 
 /// Largest number of occurrences one [`Spec::preview`] returns.

@@ -313,7 +313,7 @@ fn jiff_ts(secs: i64) -> jiff::Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::Civil;
+    use crate::time::calendar::Civil;
 
     fn local(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
         Civil {

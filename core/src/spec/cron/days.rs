@@ -233,8 +233,8 @@ pub(super) fn fold_sunday(bits: u64) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::{days_from_civil, days_in_month, weekday_from_days};
     use crate::spec::cron::tests::naive_day;
+    use crate::time::calendar::{days_from_civil, days_in_month, weekday_from_days};
 
     fn days(dom: &str, dow: &str) -> Days {
         let mut days = Days {

@@ -8,13 +8,15 @@
 //! counters that record what happened to them, so
 //! [`Schedule::check_invariants`] can compare the two.
 
-use crate::command::{Event, Output};
 use crate::det;
-use crate::ids::{Epoch, FireId, JobId};
-use crate::payload::{Headers, Payload};
-use crate::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
 use crate::spec::{DstPolicy, Spec};
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output};
+use crate::wire::ids::{Epoch, FireId, JobId};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::schedule_def::{
+    Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -64,7 +66,7 @@ pub(crate) struct InFlight {
 }
 
 /// A parsed spec with the text, zone and DST policy it came from. Interned
-/// by [`Schedules`](crate::schedules::Schedules): schedules with the same
+/// by [`Schedules`](crate::schedule::Schedules): schedules with the same
 /// `(spec, tz, dst)` share one, so the common case pays a pointer for it.
 #[derive(Debug)]
 pub(crate) struct Grid {

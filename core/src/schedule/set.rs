@@ -21,10 +21,10 @@
 //! (always between the same two names, always first, ...): without it,
 //! re-spacing every rank when two touch cost O(n log n) every ~40 inserts.
 
-use crate::ids::FireId;
 use crate::schedule::{Grid, GridKey, Schedule};
-use crate::schedule_def::ScheduleStatus;
 use crate::time::Timestamp;
+use crate::wire::ids::FireId;
+use crate::wire::schedule_def::ScheduleStatus;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -460,8 +460,8 @@ impl Schedules {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule_def::ScheduleDef;
     use crate::spec::{Spec, SpecOptions};
+    use crate::wire::schedule_def::ScheduleDef;
 
     fn sched(name: &str, all: &mut Schedules) -> Schedule {
         let def: ScheduleDef = serde_json::from_value(serde_json::json!({

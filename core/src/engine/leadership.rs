@@ -4,11 +4,11 @@
 //! fires only while it holds a grant (`now < valid_until`); the grant's
 //! epoch is stamped on every fire so stores can reject a stale leader.
 
-use crate::command::{Event, Output};
-use crate::error::Error;
-use crate::ids::Epoch;
-use crate::input::LeadershipGrant;
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output};
+use crate::wire::error::Error;
+use crate::wire::ids::Epoch;
+use crate::wire::input::LeadershipGrant;
 use serde::{Deserialize, Serialize};
 
 /// Leadership state (part of the snapshot).

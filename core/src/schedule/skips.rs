@@ -1,8 +1,8 @@
 //! Aggregation of skipped boundaries: one `FireSkipped` event per schedule
 //! per reason per advance (or per input), never one per boundary.
 
-use crate::command::{Event, Output, SkipReason};
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output, SkipReason};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ impl Skips {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Command;
+    use crate::wire::command::Command;
 
     #[test]
     fn aggregates_per_schedule_and_reason() {

@@ -3,17 +3,17 @@
 //! Checks that need state (unknown job, stale token, stale epoch) happen
 //! where the input is applied, still before anything is mutated.
 
-use crate::config::EngineConfig;
-use crate::error::Error;
-use crate::input::Input;
 use crate::lease;
-use crate::name;
 use crate::queue::{
     check_claim, check_config, check_enqueue, check_headers, check_lease_ms, check_queue_name,
 };
-use crate::schedule_def::ScheduleDef;
 use crate::spec::{Spec, SpecOptions};
 use crate::time::Timestamp;
+use crate::wire::config::EngineConfig;
+use crate::wire::error::Error;
+use crate::wire::input::Input;
+use crate::wire::name;
+use crate::wire::schedule_def::ScheduleDef;
 
 /// Largest `jitter_ms` (a day); jitter is clamped below the next boundary anyway.
 pub(crate) const MAX_JITTER_MS: i64 = 86_400_000;

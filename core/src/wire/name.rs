@@ -1,6 +1,6 @@
 //! The naming rule shared by schedules, queues, leases and workers.
 
-use crate::error::Error;
+use crate::wire::error::Error;
 
 /// Prefix reserved for names the engine derives (e.g. `__chime_outbox:x`).
 pub const RESERVED_PREFIX: &str = "__chime";
