@@ -3,7 +3,8 @@
 //! The core never reads a clock: every instant it sees was handed to it by the
 //! host. Milliseconds as `i64` keep JavaScript hosts exact (2^53 > year 9999).
 
-pub mod calendar;
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
+pub(crate) mod calendar;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -9,9 +9,9 @@ mod advance;
 mod fire;
 pub mod journal;
 mod leadership;
-pub mod outbox;
+pub(crate) mod outbox;
 mod schedule_inputs;
-pub mod snapshot;
+pub(crate) mod snapshot;
 pub(crate) mod validate;
 
 use crate::lease::Leases;

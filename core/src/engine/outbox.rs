@@ -14,12 +14,12 @@
 //! [`Outbox::settle`] around its own await.
 
 use crate::engine::Engine;
-use crate::queue::OUTBOX_PREFIX;
 use crate::time::Timestamp;
 use crate::wire::error::Error;
 use crate::wire::input::{EnqueueRequest, Input};
 use crate::wire::job::{Claimed, JobState};
 use crate::wire::name;
+use crate::wire::name::OUTBOX_PREFIX;
 use crate::wire::payload::Payload;
 use crate::wire::reply::Reply;
 

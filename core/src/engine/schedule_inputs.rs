@@ -4,12 +4,12 @@
 
 use crate::engine::Engine;
 use crate::engine::fire::Offer;
-use crate::queue::truncate;
 use crate::schedule::catchup;
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
+use crate::wire::config::truncate;
 use crate::wire::error::Error;
 use crate::wire::ids::{FireId, FireKind};
 use crate::wire::input::FireOutcome;

@@ -201,7 +201,7 @@ impl Queues {
     /// kind from starving another. What is left stays due:
     /// [`Queues::next_deadline`] is then at or before `now`, so the engine's
     /// `poll_timeout` returns its clock and the next advance goes on.
-    pub fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
+    pub(crate) fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
         // At least one, so that a zero limit still makes progress.
         let budget = limits.fires_per_advance.max(1);
         for _ in 0..budget {
@@ -245,7 +245,7 @@ impl Queues {
     /// The earliest instant at which [`Queues::advance`] has work: a delayed
     /// job's `run_at`, a lease deadline, a retention expiry or a key expiry.
     /// O(log n): the first entry of four ordered indexes.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
+    pub(crate) fn next_deadline(&self) -> Option<Timestamp> {
         let firsts = [
             self.idx.scheduled.first().map(|e| e.0),
             // A lease ending at `Timestamp::MAX` never ends: no work there.

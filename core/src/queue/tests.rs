@@ -1,8 +1,8 @@
 //! Unit tests of the queue state machine. Every helper checks the invariants
 //! after each step, so any index drift fails at the step that caused it.
 
+use super::Queues;
 use super::backoff::retry_delay_ms;
-use super::{Queues, validate};
 use crate::time::Timestamp;
 use crate::wire::command::{CancelReason, Command, Event, Output};
 use crate::wire::config::Limits;
@@ -54,7 +54,7 @@ impl H {
 
     /// `DeclareQueue` as the engine does it: stateless checks, then apply.
     fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
-        validate::config(&cfg, &self.limits)?;
+        crate::engine::validate::check_queue_config(&cfg, &self.limits)?;
         let res = self.qs.declare(cfg, &self.limits);
         self.qs.check_invariants();
         res
@@ -69,7 +69,7 @@ impl H {
         max: u32,
         lease_ms: Option<i64>,
     ) -> Result<Vec<Claimed>, Error> {
-        validate::claim(queue, worker, max, lease_ms, &self.limits)?;
+        crate::engine::validate::check_claim(queue, worker, max, lease_ms, &self.limits)?;
         let res = self.qs.claim(t(now), queue, worker, max, lease_ms);
         self.qs.check_invariants();
         res
@@ -95,7 +95,7 @@ impl H {
 
     /// `Enqueue` as the engine does it: stateless checks, then apply.
     fn enqueue_at(&mut self, now: i64, r: EnqueueRequest) -> Result<(JobId, bool), Error> {
-        validate::enqueue(&r, &self.limits)?;
+        crate::engine::validate::check_enqueue(&r, &self.limits)?;
         let res = self
             .qs
             .enqueue(t(now), r, None, &self.limits, &mut self.out);
@@ -637,7 +637,9 @@ fn heartbeat_extends_the_lease() {
     assert_eq!(h.qs.next_deadline(), Some(t(1_150)));
     // Checked before the engine advances, so before the token is looked at.
     assert_eq!(
-        validate::lease_ms(Some(-1)).unwrap_err().code(),
+        crate::engine::validate::check_lease_ms(Some(-1))
+            .unwrap_err()
+            .code(),
         "invalid_input"
     );
     h.advance(1_150);

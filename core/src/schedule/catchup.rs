@@ -29,7 +29,7 @@ pub(crate) struct Span {
 
 impl Span {
     /// No boundary.
-    pub const EMPTY: Span = Span {
+    pub(crate) const EMPTY: Span = Span {
         count: 0,
         first: Timestamp::MIN,
         last: Timestamp::MIN,

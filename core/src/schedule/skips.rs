@@ -21,7 +21,7 @@ struct Run {
 
 impl Skips {
     /// Records `count` boundaries `first..=last` of `schedule` skipped for `reason`.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         schedule: &Arc<str>,
         reason: SkipReason,
@@ -44,7 +44,7 @@ impl Skips {
     }
 
     /// Emits one event per (schedule, reason), in that order, and clears.
-    pub fn flush(&mut self, out: &mut Output) {
+    pub(crate) fn flush(&mut self, out: &mut Output) {
         for ((schedule, reason), run) in std::mem::take(&mut self.map) {
             out.event(Event::FireSkipped {
                 schedule: schedule.to_string(),

@@ -10,6 +10,7 @@ use crate::time::calendar::Civil;
 use serde::{Deserialize, Serialize};
 
 /// Largest number of occurrences one [`Spec::preview`] returns.
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
 pub const MAX_PREVIEW: usize = 10_000;
 
 /// Why an occurrence is not a plain civil match.

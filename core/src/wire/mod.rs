@@ -3,14 +3,14 @@
 //! serde data with no engine behaviour: the core's counterpart of cedar's
 //! `ffi`, and the only module a binding needs to mirror.
 
-pub mod command;
-pub mod config;
-pub mod error;
-pub mod ids;
-pub mod input;
-pub mod job;
-pub mod name;
-pub mod payload;
-pub mod queue_config;
-pub mod reply;
-pub mod schedule_def;
+pub(crate) mod command;
+pub(crate) mod config;
+pub(crate) mod error;
+pub(crate) mod ids;
+pub(crate) mod input;
+pub(crate) mod job;
+pub(crate) mod name;
+pub(crate) mod payload;
+pub(crate) mod queue_config;
+pub(crate) mod reply;
+pub(crate) mod schedule_def;

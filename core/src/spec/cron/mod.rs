@@ -93,9 +93,4 @@ impl CronSpec {
             && self.minutes.count_ones() == 1
             && self.hours.count_ones() == 1
     }
-
-    /// Whether the expression has a year field other than `*`.
-    pub fn has_years(&self) -> bool {
-        self.years.is_some()
-    }
 }
