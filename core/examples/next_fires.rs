@@ -7,7 +7,7 @@
 //! ```
 
 use chime_core::Timestamp;
-use chime_core::spec::{DstNote, Spec, SpecOptions, tzdb_version};
+use chime_core::{DstNote, Spec, SpecOptions, tzdb_version};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("tz database {}\n", tzdb_version());

@@ -54,49 +54,56 @@
 //! Semantics the design left open are recorded in `docs/semantics.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-mod advance;
-mod catchup;
-pub mod command;
-pub mod config;
+// The layers, lowest first; no module imports one above it (see
+// `docs/architecture.md`). Every module is private: the public API is the
+// list of re-exports below, one path per type.
 mod det;
 mod engine;
-pub mod error;
-mod fire;
-pub mod ids;
-pub mod input;
-pub mod job;
-pub mod journal;
-mod leadership;
-pub(crate) mod lease;
-pub mod name;
-pub mod outbox;
-pub mod payload;
-pub(crate) mod queue;
-pub mod queue_config;
-pub mod reply;
+mod lease;
+mod queue;
 mod schedule;
-pub mod schedule_def;
-mod schedule_ops;
-mod schedules;
-mod skips;
-pub mod snapshot;
-pub mod spec;
-pub mod time;
-mod validate;
+mod spec;
+mod time;
+mod wire;
 
-pub use command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
-pub use config::{EngineConfig, Limits};
+// The engine and its persistence.
 pub use engine::Engine;
-pub use error::Error;
-pub use ids::{Epoch, FireId, JobId, LeaseToken};
-pub use input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
-pub use job::{Claimed, JobInfo, JobState};
-pub use outbox::{Delivery, Outbox};
-pub use payload::{Headers, Payload};
-pub use queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
-pub use reply::Reply;
-pub use schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
-pub use snapshot::Snapshot;
-pub use spec::{Spec, SpecError, SpecOptions};
-pub use time::Timestamp;
+pub use engine::outbox::{Delivery, Outbox};
+pub use engine::snapshot::{SNAPSHOT_FORMAT, Snapshot};
+
+/// The journal of inputs: a namespace of functions (`journal::read`,
+/// `journal::write`, `journal::replay`, …) kept as the one public module,
+/// because its short verbs read well only behind their module's name.
+pub use engine::journal;
+
+// Time and specs.
+pub use spec::{
+    DstNote, DstPolicy, FoldPolicy, GapPolicy, Occurrence, Spec, SpecError, SpecOptions,
+    tzdb_version,
+};
+pub use time::{Timestamp, TimestampOutOfRange};
+
+// The wire types: what a host sends, receives and stores.
+pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
+pub use wire::config::{EngineConfig, Limits};
+pub use wire::error::Error;
+pub use wire::ids::{Epoch, FireId, FireKind, JobId, LeaseToken};
+pub use wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
+pub use wire::job::{Claimed, JobInfo, JobState};
+pub use wire::payload::{Headers, Payload};
+pub use wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
+pub use wire::reply::Reply;
+pub use wire::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
+
+/// Internals that only tests and benchmarks reach (feature `testing`): the
+/// cron matcher on its own, civil date-times, the duration grammar and the
+/// preview cap. Not part of the API; any release may change them.
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use crate::spec::cron::{CronSpec, ParsedCron};
+    pub use crate::spec::duration::parse_duration_ms;
+    pub use crate::spec::preview::MAX_PREVIEW;
+    pub use crate::time::calendar::Civil;
+}

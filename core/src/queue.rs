@@ -37,26 +37,20 @@ mod lifecycle;
 mod store;
 #[cfg(test)]
 mod tests;
-mod validate;
 mod view;
 
-use crate::command::{CancelReason, Command, Event, Output};
-use crate::config::Limits;
-use crate::error::Error;
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::input::EnqueueRequest;
-use crate::job::{Claimed, JobState};
-use crate::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use crate::time::Timestamp;
+use crate::wire::command::{CancelReason, Command, Event, Output};
+use crate::wire::config::{Limits, truncate};
+use crate::wire::error::Error;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::input::EnqueueRequest;
+use crate::wire::job::{Claimed, JobState};
+use crate::wire::name;
+use crate::wire::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use store::{Index, Job, JobLease, KeySpace, QueueState};
-
-#[allow(unused_imports)]
-pub(crate) use validate::{
-    OUTBOX_PREFIX, claim as check_claim, config as check_config, enqueue as check_enqueue,
-    headers as check_headers, lease_ms as check_lease_ms, queue_name as check_queue_name, truncate,
-};
 
 /// Every queue and job of one engine. Part of the engine snapshot.
 ///
@@ -91,7 +85,7 @@ impl Queues {
 
     /// Creates or updates a queue. Returns `(created, changed)`.
     ///
-    /// The config's own fields were checked by [`check_config`] before the
+    /// The config's own fields were checked by `engine::validate` before the
     /// engine advanced (a stateless refusal changes nothing, not even the
     /// clock); only the mode switch, which needs state, is checked here,
     /// before anything changes. A new config applies
@@ -100,7 +94,11 @@ impl Queues {
     /// once. Switching a local queue that still holds live jobs or dead
     /// letters to `external` is refused (those jobs could never be claimed).
     /// A new queue beyond `limits.queues` is `LimitExceeded`.
-    pub fn declare(&mut self, cfg: QueueConfig, limits: &Limits) -> Result<(bool, bool), Error> {
+    pub(crate) fn declare(
+        &mut self,
+        cfg: QueueConfig,
+        limits: &Limits,
+    ) -> Result<(bool, bool), Error> {
         let Some(q) = self.queues.get_mut(&cfg.name) else {
             self.check_room(limits)?;
             let name = cfg.name.clone();
@@ -132,9 +130,14 @@ impl Queues {
     /// declaration, reported as `Event::QueueCreated`). An existing queue,
     /// local or external, is left alone. A new queue beyond `limits.queues`
     /// is `LimitExceeded` and nothing changes.
-    pub fn ensure(&mut self, name: &str, limits: &Limits, out: &mut Output) -> Result<(), Error> {
+    pub(crate) fn ensure(
+        &mut self,
+        name: &str,
+        limits: &Limits,
+        out: &mut Output,
+    ) -> Result<(), Error> {
         if !self.queues.contains_key(name) {
-            validate::queue_name(name, limits)?;
+            name::queue_name(name, limits)?;
             self.check_room(limits)?;
             self.create(name, limits, out);
         }
@@ -167,7 +170,7 @@ impl Queues {
     }
 
     /// A queue's config.
-    pub fn config(&self, name: &str) -> Option<&QueueConfig> {
+    pub(crate) fn config(&self, name: &str) -> Option<&QueueConfig> {
         self.queues.get(name).map(|q| &q.config)
     }
 
@@ -180,10 +183,10 @@ impl Queues {
     /// use). The job is available at once (and the queue woken if it had
     /// nothing claimable) unless `run_at`/`delay_ms` put it in the future.
     ///
-    /// The request's own fields were checked by [`check_enqueue`] before the
+    /// The request's own fields were checked by `engine::validate` before the
     /// engine advanced (fires build theirs from a checked definition); the
     /// checks here need state (external queue, dedup, limits).
-    pub fn enqueue(
+    pub(crate) fn enqueue(
         &mut self,
         now: Timestamp,
         req: EnqueueRequest,
@@ -191,7 +194,7 @@ impl Queues {
         limits: &Limits,
         out: &mut Output,
     ) -> Result<(JobId, bool), Error> {
-        let run_at = validate::run_at(&req, now);
+        let run_at = run_at(&req, now);
         if self
             .config(&req.queue)
             .is_some_and(|c| c.mode == QueueMode::External)
@@ -272,8 +275,8 @@ impl Queues {
     /// token and `deadline = now + lease_ms` (default: the queue's), and its
     /// attempt count goes up by one. A queue that does not exist yet gives no
     /// jobs; an external queue is `InvalidInput`. The arguments were checked
-    /// by [`check_claim`] before the engine advanced.
-    pub fn claim(
+    /// by `engine::validate` before the engine advanced.
+    pub(crate) fn claim(
         &mut self,
         now: Timestamp,
         queue: &str,
@@ -342,8 +345,8 @@ impl Queues {
 
     /// Extends a lease to `now + lease_ms` (default: the queue's), returning
     /// the new deadline. A stale token is `LeaseLost` and changes nothing.
-    /// `lease_ms` was checked by [`check_lease_ms`] before the engine advanced.
-    pub fn heartbeat(
+    /// `lease_ms` was checked by `engine::validate` before the engine advanced.
+    pub(crate) fn heartbeat(
         &mut self,
         now: Timestamp,
         id: JobId,
@@ -360,7 +363,7 @@ impl Queues {
     }
 
     /// Finishes a claimed job successfully. A stale token is `LeaseLost`.
-    pub fn complete(
+    pub(crate) fn complete(
         &mut self,
         now: Timestamp,
         id: JobId,
@@ -380,7 +383,7 @@ impl Queues {
     /// `error` is truncated to `limits.text_bytes`. A stale token is
     /// `LeaseLost` and changes nothing.
     #[allow(clippy::too_many_arguments)]
-    pub fn fail(
+    pub(crate) fn fail(
         &mut self,
         now: Timestamp,
         id: JobId,
@@ -398,7 +401,7 @@ impl Queues {
 
     /// Cancels a job that is not terminal. A claimed job also gets
     /// `Command::Cancel` (its worker's token is void from now on).
-    pub fn cancel(
+    pub(crate) fn cancel(
         &mut self,
         now: Timestamp,
         id: JobId,
@@ -433,7 +436,7 @@ impl Queues {
     /// whole (`LimitExceeded`) if the live-job limit would be passed. A
     /// redriven job takes its key back unless another live job holds it now
     /// (see `dedup_revive`): two live jobs never share a key.
-    pub fn redrive(
+    pub(crate) fn redrive(
         &mut self,
         now: Timestamp,
         queue: &str,
@@ -481,7 +484,11 @@ impl Queues {
 
     /// Deletes dead letters of `queue` that died before `before` (or all).
     /// Returns how many. Their idempotency keys stay remembered until expiry.
-    pub fn purge_dead(&mut self, queue: &str, before: Option<Timestamp>) -> Result<u64, Error> {
+    pub(crate) fn purge_dead(
+        &mut self,
+        queue: &str,
+        before: Option<Timestamp>,
+    ) -> Result<u64, Error> {
         let q = self
             .queues
             .get(queue)
@@ -506,7 +513,17 @@ impl Queues {
     /// is live again but is not reported back; a dead letter later dropped by
     /// the dead-letter bound is not reported twice.
     #[must_use]
-    pub fn take_finished(&mut self) -> Vec<(JobId, Option<FireId>)> {
+    pub(crate) fn take_finished(&mut self) -> Vec<(JobId, Option<FireId>)> {
         std::mem::take(&mut self.finished)
+    }
+}
+
+/// When a checked enqueue request's job becomes available: `run_at` (a
+/// past one means now) or `now + delay_ms`.
+fn run_at(req: &EnqueueRequest, now: Timestamp) -> Timestamp {
+    match (req.run_at, req.delay_ms) {
+        (Some(at), _) => at.max(now),
+        (None, Some(ms)) => now.saturating_add_ms(ms.max(0)),
+        (None, None) => now,
     }
 }

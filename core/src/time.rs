@@ -3,6 +3,9 @@
 //! The core never reads a clock: every instant it sees was handed to it by the
 //! host. Milliseconds as `i64` keep JavaScript hosts exact (2^53 > year 9999).
 
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
+pub(crate) mod calendar;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::num::NonZeroU64;
@@ -133,7 +136,7 @@ impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.as_secs();
         let ms = self.as_millis().rem_euclid(1000);
-        let (y, m, d) = crate::spec::civil::civil_from_days(secs.div_euclid(86_400));
+        let (y, m, d) = calendar::civil_from_days(secs.div_euclid(86_400));
         let sod = secs.rem_euclid(86_400);
         write!(
             f,

@@ -8,8 +8,8 @@
 //! 7,919 s, about three months in all), so no call is constant-folded and
 //! zoned specs cross the 2026-03-08 spring-forward transition.
 
-use chime_core::spec::{Spec, SpecOptions};
-use chime_core::time::Timestamp;
+use chime_core::Timestamp;
+use chime_core::{Spec, SpecOptions};
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use criterion::measurement::WallTime;

@@ -10,8 +10,8 @@
 //! fire is the one allowed gap while it waits), and that no fire id was
 //! emitted twice.
 
-use chime_core::spec::{Spec, SpecOptions};
 use chime_core::{Command, EngineConfig, Event, ScheduleDef, ScheduleStatus, Timestamp};
+use chime_core::{Spec, SpecOptions};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The boundaries of one spec.

@@ -38,7 +38,7 @@
 //! Every failure message starts with a tag naming the invariant.
 
 use crate::accounting::{Accounting, Grid};
-use chime_core::ids::FireKind;
+use chime_core::FireKind;
 use chime_core::journal;
 use chime_core::{
     Command, Engine, EngineConfig, Error, Event, FireReason, Input, JournalEntry, Reply,

@@ -1,7 +1,7 @@
 //! Helpers for the DST scenario files (`spec_dst_*`): policies by name,
 //! and the occurrences of a spec in a window as RFC 3339 strings.
 
-use chime_core::spec::{DstNote, DstPolicy, FoldPolicy, GapPolicy};
+use chime_core::{DstNote, DstPolicy, FoldPolicy, GapPolicy};
 use chime_core::{Spec, SpecOptions, Timestamp};
 
 /// A DST policy as `(gap, fold)`; `None` = auto.

@@ -12,8 +12,8 @@
 //! typical run: 82%, about 9 million boundaries compared), so it cannot
 //! pass vacuously.
 
-use chime_core::spec::{DstPolicy, FoldPolicy, GapPolicy, Spec, SpecOptions};
-use chime_core::time::Timestamp;
+use chime_core::Timestamp;
+use chime_core::{DstPolicy, FoldPolicy, GapPolicy, Spec, SpecOptions};
 use chime_tests::specgen::{Rng, cron_spec};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

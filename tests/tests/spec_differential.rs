@@ -6,8 +6,8 @@
 //! its own condition (see `docs/differential.md`); the test fails on any
 //! unclassified one and prints the counts per class.
 
-use chime_core::spec::{Spec, SpecOptions};
-use chime_core::time::Timestamp;
+use chime_core::Timestamp;
+use chime_core::{Spec, SpecOptions};
 use chime_tests::specgen::{GenSpec, Rng, cron_spec};
 use chrono::{Offset, TimeZone};
 use croner::{Cron, JobType};
@@ -333,7 +333,7 @@ fn chime_agrees_with_croner_up_to_documented_policy() {
     println!("  {:<24} {}", "unclassified", unclassified.len());
     println!(
         "  tzdb: chime (jiff bundled) {}, croner (chrono-tz) {}",
-        chime_core::spec::tzdb_version(),
+        chime_core::tzdb_version(),
         chrono_tz::IANA_TZDB_VERSION
     );
     for ex in unclassified.iter().take(40) {

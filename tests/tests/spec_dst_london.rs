@@ -6,7 +6,7 @@
 
 const ZONE: &str = "Europe/London";
 
-use chime_core::spec::DstNote;
+use chime_core::DstNote;
 use chime_tests::dst::{self, AUTO, BOTH, FIRST, LAST, Policy, SHIFT, SKIP};
 
 fn run(spec: &str, p: Policy, day: (&str, &str)) -> Vec<String> {

@@ -7,7 +7,7 @@
 
 const ZONE: &str = "Australia/Lord_Howe";
 
-use chime_core::spec::DstNote;
+use chime_core::DstNote;
 use chime_tests::dst::{self, AUTO, BOTH, FIRST, LAST, Policy, SHIFT, SKIP};
 
 fn run(spec: &str, p: Policy, day: (&str, &str)) -> Vec<String> {

@@ -4,7 +4,7 @@
 //! does not exist). Fall: 2026-11-01 02:00 EDT → 01:00 EST at 06:00Z (civil
 //! 01:00–01:59 happens twice: 05:00–05:59Z, then 06:00–06:59Z).
 
-use chime_core::spec::{DstNote, FoldPolicy, GapPolicy};
+use chime_core::{DstNote, FoldPolicy, GapPolicy};
 use chime_core::{Spec, SpecOptions, Timestamp};
 use chime_tests::dst::{fires, ts};
 

@@ -6,7 +6,7 @@
 //!   the date line, -10 → +14 at 2011-12-30T10:00Z (civil 2011-12-30T00:00
 //!   to 2011-12-31T00:00 does not exist).
 
-use chime_core::spec::DstNote;
+use chime_core::DstNote;
 use chime_core::{Spec, SpecOptions};
 use chime_tests::dst::{self, AUTO, BOTH, FIRST, LAST, Policy, SHIFT, SKIP, ts};
 

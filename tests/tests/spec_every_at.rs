@@ -1,6 +1,7 @@
 //! `@every` grids, `@at` one-shots, durations and the bundled tz database.
 
-use chime_core::spec::{self, DstPolicy, FoldPolicy, GapPolicy, MAX_PREVIEW, duration};
+use chime_core::testing::{MAX_PREVIEW, parse_duration_ms};
+use chime_core::{DstPolicy, FoldPolicy, GapPolicy};
 use chime_core::{Spec, SpecOptions, Timestamp};
 
 fn ts(s: &str) -> Timestamp {
@@ -24,17 +25,17 @@ fn in_zone(tz: &str) -> SpecOptions {
 
 #[test]
 fn tzdb_version_is_bundled() {
-    let v = spec::tzdb_version();
+    let v = chime_core::tzdb_version();
     assert!(v.len() >= 5 && v.starts_with("20"), "{v}");
 }
 
 #[test]
 fn durations() {
-    assert_eq!(duration::parse_duration_ms("90s"), Ok(90_000));
-    assert_eq!(duration::parse_duration_ms("1h30m"), Ok(5_400_000));
-    assert_eq!(duration::parse_duration_ms("250ms"), Ok(250));
-    assert_eq!(duration::parse_duration_ms("1d"), Ok(86_400_000));
-    assert_eq!(duration::parse_duration_ms("1d2h"), Ok(93_600_000));
+    assert_eq!(parse_duration_ms("90s"), Ok(90_000));
+    assert_eq!(parse_duration_ms("1h30m"), Ok(5_400_000));
+    assert_eq!(parse_duration_ms("250ms"), Ok(250));
+    assert_eq!(parse_duration_ms("1d"), Ok(86_400_000));
+    assert_eq!(parse_duration_ms("1d2h"), Ok(93_600_000));
     for bad in [
         "1.5h",
         "10us",
@@ -44,7 +45,7 @@ fn durations() {
         "1m1h",
         "99999999999999999999s",
     ] {
-        let e = duration::parse_duration_ms(bad).unwrap_err();
+        let e = parse_duration_ms(bad).unwrap_err();
         assert_eq!(e.code(), "invalid_duration", "{bad}");
         assert!(e.to_string().contains("offset"), "{e}");
     }

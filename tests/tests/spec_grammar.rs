@@ -1,8 +1,8 @@
 //! The cron grammar of `docs/spec.md`, as a table: valid expressions with
 //! their next civil occurrences, and invalid ones with the error they get.
 
-use chime_core::spec::civil::Civil;
-use chime_core::spec::cron::CronSpec;
+use chime_core::testing::Civil;
+use chime_core::testing::CronSpec;
 
 /// Default start: Saturday 2026-03-14T10:30:15 (local seconds).
 const START: &str = "2026-03-14T10:30:15";

@@ -4,7 +4,7 @@
 //! accepted and then answers `next_after` and `preview` without panicking,
 //! strictly later than the start.
 
-use chime_core::spec::{DstPolicy, FoldPolicy, GapPolicy};
+use chime_core::{DstPolicy, FoldPolicy, GapPolicy};
 use chime_core::{Spec, SpecOptions, Timestamp};
 use proptest::prelude::*;
 

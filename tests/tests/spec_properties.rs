@@ -13,9 +13,9 @@
 //!   fixed-time specs only windows without a transition are compared;
 //! - `@every` results lie on the epoch-aligned grid, right after the start.
 
-use chime_core::spec::cron::CronSpec;
-use chime_core::spec::{Spec, SpecOptions};
-use chime_core::time::Timestamp;
+use chime_core::Timestamp;
+use chime_core::testing::CronSpec;
+use chime_core::{Spec, SpecOptions};
 use chime_tests::specgen::{Rng, cron_spec};
 use proptest::prelude::*;
 

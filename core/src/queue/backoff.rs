@@ -1,8 +1,8 @@
 //! Retry backoff: exponential with equal jitter, deterministic.
 
 use crate::det;
-use crate::ids::JobId;
-use crate::queue_config::Backoff;
+use crate::wire::ids::JobId;
+use crate::wire::queue_config::Backoff;
 
 /// How long to wait before retrying `job` after its failed `attempt` (1-based).
 ///

@@ -7,10 +7,10 @@
 
 use super::Queues;
 use super::store::{self, DedupEntry, KeySpace};
-use crate::config::Limits;
-use crate::error::Error;
-use crate::ids::JobId;
 use crate::time::Timestamp;
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
+use crate::wire::ids::JobId;
 
 impl Queues {
     /// The job an enqueue with `key` (in `space`) at `now` returns instead of a new one.

@@ -5,11 +5,11 @@
 use super::Queues;
 use super::backoff::retry_delay_ms;
 use super::store::{self, Job};
-use crate::command::{Command, Event, Output};
-use crate::config::Limits;
-use crate::ids::JobId;
-use crate::job::JobState;
 use crate::time::Timestamp;
+use crate::wire::command::{Command, Event, Output};
+use crate::wire::config::Limits;
+use crate::wire::ids::JobId;
+use crate::wire::job::JobState;
 
 impl Queues {
     /// Applies `f` to job `id`, keeping the indexes in step. If the job
@@ -201,7 +201,7 @@ impl Queues {
     /// kind from starving another. What is left stays due:
     /// [`Queues::next_deadline`] is then at or before `now`, so the engine's
     /// `poll_timeout` returns its clock and the next advance goes on.
-    pub fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
+    pub(crate) fn advance(&mut self, now: Timestamp, limits: &Limits, seed: u64, out: &mut Output) {
         // At least one, so that a zero limit still makes progress.
         let budget = limits.fires_per_advance.max(1);
         for _ in 0..budget {
@@ -245,7 +245,7 @@ impl Queues {
     /// The earliest instant at which [`Queues::advance`] has work: a delayed
     /// job's `run_at`, a lease deadline, a retention expiry or a key expiry.
     /// O(log n): the first entry of four ordered indexes.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
+    pub(crate) fn next_deadline(&self) -> Option<Timestamp> {
         let firsts = [
             self.idx.scheduled.first().map(|e| e.0),
             // A lease ending at `Timestamp::MAX` never ends: no work there.

@@ -6,11 +6,11 @@
 //! so the indexes can only disagree with the records through a bug, which
 //! `Queues::check_invariants` detects by rebuilding them from scratch.
 
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::job::{JobInfo, JobState};
-use crate::payload::{Headers, Payload};
-use crate::queue_config::{QueueConfig, QueueTotals};
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::job::{JobInfo, JobState};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::queue_config::{QueueConfig, QueueTotals};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,12 +89,12 @@ fn is_zero_u32(v: &u32) -> bool {
 
 impl Job {
     /// The attempts allowed under the queue's current config.
-    pub fn max_attempts(&self, config: &QueueConfig) -> u32 {
+    pub(super) fn max_attempts(&self, config: &QueueConfig) -> u32 {
         self.max_attempts.unwrap_or(config.max_attempts)
     }
 
     /// The read-only view handed out by getters.
-    pub fn info(&self, id: JobId, config: &QueueConfig) -> JobInfo {
+    pub(super) fn info(&self, id: JobId, config: &QueueConfig) -> JobInfo {
         JobInfo {
             id,
             queue: self.queue.clone(),
@@ -115,7 +115,7 @@ impl Job {
     }
 
     /// Checks that the optional fields agree with the state.
-    pub fn check_shape(&self) -> Result<(), &'static str> {
+    pub(super) fn check_shape(&self) -> Result<(), &'static str> {
         let terminal = self.state.is_terminal();
         if self.lease.is_some() != (self.state == JobState::Claimed) {
             return Err("a job has a lease exactly while claimed");
@@ -151,7 +151,7 @@ pub(crate) struct DedupEntry {
 
 impl DedupEntry {
     /// Whether an enqueue at `now` with this key returns the remembered job.
-    pub fn is_active(&self, now: Timestamp) -> bool {
+    pub(super) fn is_active(&self, now: Timestamp) -> bool {
         self.expires_at.is_none_or(|t| now < t)
     }
 }
@@ -180,7 +180,7 @@ pub(crate) struct QueueState {
 
 impl QueueState {
     /// A fresh queue with this config.
-    pub fn new(config: QueueConfig) -> QueueState {
+    pub(super) fn new(config: QueueConfig) -> QueueState {
         QueueState {
             config,
             totals: QueueTotals::default(),
@@ -191,7 +191,7 @@ impl QueueState {
     }
 
     /// The key table of `space`.
-    pub fn keys(&self, space: KeySpace) -> &BTreeMap<String, DedupEntry> {
+    pub(super) fn keys(&self, space: KeySpace) -> &BTreeMap<String, DedupEntry> {
         match space {
             KeySpace::User => &self.dedup,
             KeySpace::Fire => &self.fire_keys,
@@ -199,7 +199,7 @@ impl QueueState {
     }
 
     /// The key table of `space`, mutably.
-    pub fn keys_mut(&mut self, space: KeySpace) -> &mut BTreeMap<String, DedupEntry> {
+    pub(super) fn keys_mut(&mut self, space: KeySpace) -> &mut BTreeMap<String, DedupEntry> {
         match space {
             KeySpace::User => &mut self.dedup,
             KeySpace::Fire => &mut self.fire_keys,
@@ -219,7 +219,7 @@ pub(crate) enum KeySpace {
 
 impl KeySpace {
     /// The namespace of a job's key: a job made by a fire has a fire key.
-    pub fn of(fire: bool) -> KeySpace {
+    pub(super) fn of(fire: bool) -> KeySpace {
         if fire { KeySpace::Fire } else { KeySpace::User }
     }
 }
@@ -253,7 +253,7 @@ pub(crate) struct QueueIndex {
 
 impl QueueIndex {
     /// Live jobs plus dead letters: what makes a queue "in use".
-    pub fn holds_work(&self) -> bool {
+    pub(super) fn holds_work(&self) -> bool {
         !self.available.is_empty()
             || self.scheduled > 0
             || self.claimed > 0

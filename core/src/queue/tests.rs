@@ -1,17 +1,17 @@
 //! Unit tests of the queue state machine. Every helper checks the invariants
 //! after each step, so any index drift fails at the step that caused it.
 
+use super::Queues;
 use super::backoff::retry_delay_ms;
-use super::{Queues, validate};
-use crate::command::{CancelReason, Command, Event, Output};
-use crate::config::Limits;
-use crate::error::Error;
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::input::EnqueueRequest;
-use crate::job::{Claimed, JobState};
-use crate::payload::Payload;
-use crate::queue_config::{QueueConfig, QueueMode};
 use crate::time::Timestamp;
+use crate::wire::command::{CancelReason, Command, Event, Output};
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::input::EnqueueRequest;
+use crate::wire::job::{Claimed, JobState};
+use crate::wire::payload::Payload;
+use crate::wire::queue_config::{QueueConfig, QueueMode};
 
 const SEED: u64 = 7;
 
@@ -54,7 +54,7 @@ impl H {
 
     /// `DeclareQueue` as the engine does it: stateless checks, then apply.
     fn declare(&mut self, cfg: QueueConfig) -> Result<(bool, bool), Error> {
-        validate::config(&cfg, &self.limits)?;
+        crate::engine::validate::check_queue_config(&cfg, &self.limits)?;
         let res = self.qs.declare(cfg, &self.limits);
         self.qs.check_invariants();
         res
@@ -69,7 +69,7 @@ impl H {
         max: u32,
         lease_ms: Option<i64>,
     ) -> Result<Vec<Claimed>, Error> {
-        validate::claim(queue, worker, max, lease_ms, &self.limits)?;
+        crate::engine::validate::check_claim(queue, worker, max, lease_ms, &self.limits)?;
         let res = self.qs.claim(t(now), queue, worker, max, lease_ms);
         self.qs.check_invariants();
         res
@@ -95,7 +95,7 @@ impl H {
 
     /// `Enqueue` as the engine does it: stateless checks, then apply.
     fn enqueue_at(&mut self, now: i64, r: EnqueueRequest) -> Result<(JobId, bool), Error> {
-        validate::enqueue(&r, &self.limits)?;
+        crate::engine::validate::check_enqueue(&r, &self.limits)?;
         let res = self
             .qs
             .enqueue(t(now), r, None, &self.limits, &mut self.out);
@@ -527,7 +527,7 @@ fn dedup_within_and_after_window() {
 #[test]
 fn dedup_outlives_retention() {
     let mut h = H::with(QueueConfig {
-        retention: crate::queue_config::Retention {
+        retention: crate::wire::queue_config::Retention {
             completed_max: 0,
             completed_ms: 0,
         },
@@ -583,7 +583,7 @@ fn dedup_table_is_bounded() {
 fn stale_token_is_fenced_and_changes_nothing() {
     let mut h = H::with(QueueConfig {
         lease_ms: 100,
-        backoff: crate::queue_config::Backoff {
+        backoff: crate::wire::queue_config::Backoff {
             base_ms: 0,
             cap_ms: 0,
         },
@@ -637,7 +637,9 @@ fn heartbeat_extends_the_lease() {
     assert_eq!(h.qs.next_deadline(), Some(t(1_150)));
     // Checked before the engine advances, so before the token is looked at.
     assert_eq!(
-        validate::lease_ms(Some(-1)).unwrap_err().code(),
+        crate::engine::validate::check_lease_ms(Some(-1))
+            .unwrap_err()
+            .code(),
         "invalid_input"
     );
     h.advance(1_150);
@@ -1010,7 +1012,7 @@ fn cancel() {
 #[test]
 fn retention_by_count_and_age() {
     let mut h = H::with(QueueConfig {
-        retention: crate::queue_config::Retention {
+        retention: crate::wire::queue_config::Retention {
             completed_max: 2,
             completed_ms: 1_000,
         },
@@ -1216,11 +1218,11 @@ fn random_operations_keep_invariants() {
             max_attempts: 2,
             dedup_window_ms: 200,
             dead_letter: name == "a",
-            backoff: crate::queue_config::Backoff {
+            backoff: crate::wire::queue_config::Backoff {
                 base_ms: 10,
                 cap_ms: 100,
             },
-            retention: crate::queue_config::Retention {
+            retention: crate::wire::queue_config::Retention {
                 completed_max: 5,
                 completed_ms: 300,
             },

@@ -2,27 +2,27 @@
 
 use super::Queues;
 use super::store::{self, DedupEntry, Index, Job, KeySpace, QueueState};
-use crate::ids::{FireId, JobId};
-use crate::job::{JobInfo, JobState};
-use crate::queue_config::{QueueMode, QueueStats};
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId};
+use crate::wire::job::{JobInfo, JobState};
+use crate::wire::queue_config::{QueueMode, QueueStats};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
 
 impl Queues {
     /// A job's state, if it is still held.
-    pub fn job_state(&self, id: JobId) -> Option<JobState> {
+    pub(crate) fn job_state(&self, id: JobId) -> Option<JobState> {
         self.jobs.get(&id).map(|j| j.state)
     }
 
     /// A job, if it is still held (finished jobs disappear with retention).
-    pub fn job(&self, id: JobId) -> Option<JobInfo> {
+    pub(crate) fn job(&self, id: JobId) -> Option<JobInfo> {
         let job = self.jobs.get(&id)?;
         Some(job.info(id, &self.queues[&job.queue].config))
     }
 
     /// Counts and totals of one queue as of `now` (the engine clock).
-    pub fn stats(&self, queue: &str, now: Timestamp) -> Option<QueueStats> {
+    pub(crate) fn stats(&self, queue: &str, now: Timestamp) -> Option<QueueStats> {
         let q = self.queues.get(queue)?;
         let oldest = q.idx.available_by_time.first();
         Some(QueueStats {
@@ -41,7 +41,7 @@ impl Queues {
     }
 
     /// Up to `limit` dead letters of `queue`, oldest death first.
-    pub fn dead_letters(&self, queue: &str, limit: usize) -> Vec<JobInfo> {
+    pub(crate) fn dead_letters(&self, queue: &str, limit: usize) -> Vec<JobInfo> {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
@@ -50,12 +50,12 @@ impl Queues {
     }
 
     /// Every queue name, in order.
-    pub fn queue_names(&self) -> impl Iterator<Item = &str> + '_ {
+    pub(crate) fn queue_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.queues.keys().map(String::as_str)
     }
 
     /// Jobs not yet terminal (what `Limits::live_jobs` bounds).
-    pub fn live_jobs(&self) -> usize {
+    pub(crate) fn live_jobs(&self) -> usize {
         self.idx.live
     }
 
@@ -64,7 +64,7 @@ impl Queues {
     /// with states, ids and tokens below their counters, keys that point at
     /// jobs carrying them, live jobs that hold their keys). Used on restore;
     /// an error means a corrupt snapshot.
-    pub fn rebuild_indexes(&mut self) -> Result<(), String> {
+    pub(crate) fn rebuild_indexes(&mut self) -> Result<(), String> {
         self.idx = Index::default();
         for (name, q) in &mut self.queues {
             if *name != q.config.name {
@@ -129,7 +129,7 @@ impl Queues {
     /// Asserts that the derived indexes are exactly what a rebuild from the
     /// canonical state gives, and that the state is coherent. For tests and
     /// the simulation (it clones everything).
-    pub fn check_invariants(&self) {
+    pub(crate) fn check_invariants(&self) {
         let mut fresh = self.clone();
         if let Err(why) = fresh.rebuild_indexes() {
             panic!("queue state incoherent: {why}");

@@ -68,7 +68,7 @@ fn civil_ms(text: &str, zone: &ZoneTable, opts: &SpecOptions) -> Result<Timestam
     if nanos % 1_000_000 != 0 {
         return Err(sub_ms(text));
     }
-    let local = super::civil::Civil {
+    let local = crate::time::calendar::Civil {
         year: i32::from(dt.year()),
         month: dt.month().unsigned_abs().into(),
         day: dt.day().unsigned_abs().into(),

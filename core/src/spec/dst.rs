@@ -286,7 +286,7 @@ fn search_segment<M: CivilMatcher + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::Civil;
+    use crate::time::calendar::Civil;
 
     /// Matches local seconds whose `(hour, minute, second)` is listed.
     struct Times(Vec<(u32, u32, u32)>);

@@ -7,19 +7,20 @@
 //! bundled into the binary so every machine computes the same instants.
 
 mod at;
-pub mod civil;
 mod count;
-pub mod cron;
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
+pub(crate) mod cron;
 mod dst;
-pub mod duration;
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
+pub(crate) mod duration;
 mod error;
 mod every;
-mod preview;
-pub mod zone;
+pub(crate) mod preview;
+pub(crate) mod zone;
 
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
 pub use error::SpecError;
-pub use preview::{DstNote, MAX_PREVIEW, Occurrence};
+pub use preview::{DstNote, Occurrence};
 
 use crate::time::Timestamp;
 

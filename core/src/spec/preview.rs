@@ -3,13 +3,14 @@
 //! A preview lists at most [`MAX_PREVIEW`] occurrences; larger requests are
 //! capped, so a preview call is bounded whatever the caller asks for.
 
-use super::civil::Civil;
 use super::zone::ZoneTable;
 use super::{Spec, SpecKind};
 use crate::time::Timestamp;
+use crate::time::calendar::Civil;
 use serde::{Deserialize, Serialize};
 
 /// Largest number of occurrences one [`Spec::preview`] returns.
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // re-exported by `testing`
 pub const MAX_PREVIEW: usize = 10_000;
 
 /// Why an occurrence is not a plain civil match.

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Transitions up to this UTC second (2200-01-01T00:00:00Z) are tabulated.
-pub const TABLE_END_SECS: i64 = 7_258_118_400;
+pub(crate) const TABLE_END_SECS: i64 = 7_258_118_400;
 
 /// The last UTC second jiff can represent (9999-12-30T22:00:00Z: jiff keeps
 /// room for any offset). Lookups after it use the offset in force then.
@@ -33,7 +33,7 @@ const BUCKET_SHIFT: u32 = 25;
 
 /// A stretch of time with one UTC offset: `[start, end)` in UTC seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// First UTC second of the segment (`i64::MIN` for the first one).
     pub start: i64,
     /// First UTC second after the segment (`i64::MAX` for the last one).
@@ -48,7 +48,7 @@ pub struct Segment {
 
 /// How a local (civil) second maps to instants in a zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LocalResolution {
+pub(crate) enum LocalResolution {
     /// Exactly one instant.
     Unique(i64),
     /// The civil time is skipped by a transition at this UTC second.
@@ -67,7 +67,7 @@ pub enum LocalResolution {
 
 /// A zone's offset segments, built once and shared.
 #[derive(Debug)]
-pub struct ZoneTable {
+pub(crate) struct ZoneTable {
     name: String,
     tz: jiff::tz::TimeZone,
     /// `starts[i]` is the first UTC second of segment `i`; `starts[0]` is
@@ -89,7 +89,7 @@ pub struct ZoneTable {
 
 impl ZoneTable {
     /// The table for `name` from the bundled tz database, built on first use.
-    pub fn get(name: &str) -> Result<Arc<ZoneTable>, SpecError> {
+    pub(crate) fn get(name: &str) -> Result<Arc<ZoneTable>, SpecError> {
         if name.eq_ignore_ascii_case("UTC") {
             return Ok(ZoneTable::utc());
         }
@@ -111,7 +111,7 @@ impl ZoneTable {
     }
 
     /// The UTC zone: one segment, offset 0.
-    pub fn utc() -> Arc<ZoneTable> {
+    pub(crate) fn utc() -> Arc<ZoneTable> {
         static UTC: OnceLock<Arc<ZoneTable>> = OnceLock::new();
         Arc::clone(UTC.get_or_init(|| {
             Arc::new(ZoneTable {
@@ -169,27 +169,28 @@ impl ZoneTable {
     }
 
     /// The canonical IANA name, e.g. `America/New_York`, or `UTC`.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// The smallest and largest UTC offset (seconds) the zone uses.
-    pub fn offset_range(&self) -> (i32, i32) {
+    pub(crate) fn offset_range(&self) -> (i32, i32) {
         self.offset_range
     }
 
     /// Whether the zone never changes offset (UTC and fixed zones).
-    pub fn is_fixed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_fixed(&self) -> bool {
         self.starts.len() == 1 && self.complete
     }
 
     /// The UTC offset in seconds at UTC second `utc`.
-    pub fn offset_at(&self, utc: i64) -> i32 {
+    pub(crate) fn offset_at(&self, utc: i64) -> i32 {
         self.segment_at(utc).offset
     }
 
     /// The segment containing UTC second `utc`.
-    pub fn segment_at(&self, utc: i64) -> Segment {
+    pub(crate) fn segment_at(&self, utc: i64) -> Segment {
         let i = self.segment_index(utc);
         let last = self.starts.len() - 1;
         if i == last && !self.complete {
@@ -259,7 +260,7 @@ impl ZoneTable {
     }
 
     /// How local second `local` maps to instants (second resolution).
-    pub fn resolve_local(&self, local: i64) -> LocalResolution {
+    pub(crate) fn resolve_local(&self, local: i64) -> LocalResolution {
         // Any instant for `local` lies within a day of `local - offset`; look
         // at the segment under the earliest candidate and the ones after it.
         let mut seg = self.segment_at(local.saturating_sub(2 * 86_400));
@@ -313,7 +314,7 @@ fn jiff_ts(secs: i64) -> jiff::Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::Civil;
+    use crate::time::calendar::Civil;
 
     fn local(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
         Civil {

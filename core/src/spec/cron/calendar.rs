@@ -1,6 +1,6 @@
 //! Fast calendar conversions for the search hot path.
 //!
-//! Same results as [`crate::spec::civil`] over the years the search covers
+//! Same results as [`crate::time::calendar`] over the years the search covers
 //! (1..=10000), but in unsigned 32-bit arithmetic with multiplications and
 //! shifts (Neri and Schneider, "Euclidean affine functions and their
 //! application to calendar algorithms", 2022), several times faster than the
@@ -56,7 +56,7 @@ pub(super) fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::civil;
+    use crate::time::calendar as civil;
 
     #[test]
     fn agrees_with_civil_over_years_1_to_10000() {

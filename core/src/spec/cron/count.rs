@@ -14,7 +14,7 @@ use super::CronSpec;
 use super::calendar::{civil_from_days, days_from_civil};
 use super::matcher::{END_LOCAL, MIN_LOCAL};
 use super::years;
-use crate::spec::civil::{days_in_month, weekday_from_days};
+use crate::time::calendar::{days_in_month, weekday_from_days};
 
 const DAY: i64 = 86_400;
 
@@ -148,7 +148,7 @@ impl CronSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::Civil;
+    use crate::time::calendar::Civil;
 
     fn local(s: &str) -> i64 {
         let dt: jiff::civil::DateTime = s.parse().unwrap();

@@ -44,7 +44,7 @@ pub(super) struct Days {
 impl Days {
     /// The weekdays that match when the day rule depends on the weekday
     /// alone (day-of-month `*`, no `#`/`L`), else 0.
-    pub fn weekly(&self) -> u8 {
+    pub(super) fn weekly(&self) -> u8 {
         let plain = self.dow_nth == [0; 5] && self.dow_last == 0;
         match (self.dom_star, self.dow_star) {
             (true, true) => 0x7f,
@@ -56,7 +56,7 @@ impl Days {
     /// Mask of matching days (bit `d` = day `d`) in a month of `len` days
     /// whose 1st falls on weekday `first` (0 = Sunday).
     #[inline]
-    pub fn month_mask(&self, first: u32, len: u32) -> u32 {
+    pub(super) fn month_mask(&self, first: u32, len: u32) -> u32 {
         debug_assert!(first < 7 && (28..=31).contains(&len));
         let valid = (u32::MAX >> (31 - len)) & !1;
         let mask = match (self.dom_star, self.dow_star) {
@@ -103,7 +103,7 @@ impl Days {
     }
 
     /// Fills the derived fields once both day fields are parsed.
-    pub fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         self.dow_weeks = self
             .dow_nth
             .iter()
@@ -130,7 +130,7 @@ impl Days {
     }
 
     /// Parses the day-of-month field (not `*`/`?`, handled by the caller).
-    pub fn parse_dom(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
+    pub(super) fn parse_dom(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
         for (at, item) in f.items()? {
             let bytes = item.as_bytes();
             if item.eq_ignore_ascii_case("L") {
@@ -166,7 +166,7 @@ impl Days {
     }
 
     /// Parses the day-of-week field (without `+`; not `*`/`?`).
-    pub fn parse_dow(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
+    pub(super) fn parse_dow(&mut self, f: &Field<'_>) -> Result<(), SpecError> {
         for (at, item) in f.items()? {
             let (base, occurrence) = match split_once_hash(item) {
                 Some((base, occ)) => (base, Some((at + base.len() + 1, occ))),
@@ -233,8 +233,8 @@ pub(super) fn fold_sunday(bits: u64) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::civil::{days_from_civil, days_in_month, weekday_from_days};
     use crate::spec::cron::tests::naive_day;
+    use crate::time::calendar::{days_from_civil, days_in_month, weekday_from_days};
 
     fn days(dom: &str, dow: &str) -> Days {
         let mut days = Days {

@@ -57,7 +57,7 @@ impl Kind {
 
 impl Run {
     /// What `*` selects in a field of `kind`.
-    pub fn wild(kind: &Kind) -> Run {
+    pub(super) fn wild(kind: &Kind) -> Run {
         Run {
             lo: kind.min,
             hi: kind.wild_max,
@@ -76,7 +76,7 @@ pub(super) struct Run {
 
 impl Run {
     /// The values as bits (`bit v` set for value `v`); fields up to 63 only.
-    pub fn bits(self) -> u64 {
+    pub(super) fn bits(self) -> u64 {
         debug_assert!(self.hi < 64 && self.step >= 1);
         if self.step == 1 {
             // Bits lo..=hi (none when lo > hi).
@@ -150,19 +150,19 @@ fn first_non_digit(text: &str) -> Option<(usize, char)> {
 
 impl<'a> Field<'a> {
     /// An error about the field as a whole: `… at field N`.
-    pub fn err(&self, what: impl std::fmt::Display) -> SpecError {
+    pub(super) fn err(&self, what: impl std::fmt::Display) -> SpecError {
         SpecError::invalid(format!("{what} at field {}", self.number))
     }
 
     /// An error about the character at byte `offset` of the field text.
-    pub fn err_at(&self, offset: usize, what: impl std::fmt::Display) -> SpecError {
+    pub(super) fn err_at(&self, offset: usize, what: impl std::fmt::Display) -> SpecError {
         let column = self.whole[..self.start + offset].chars().count() + 1;
         SpecError::invalid(format!("{what} at field {}, column {column}", self.number))
     }
 
     /// Splits the field into list items, each with its byte offset; an empty
     /// item (`1,,2`, `1,`) is an error.
-    pub fn items(&self) -> Result<Items<'a>, SpecError> {
+    pub(super) fn items(&self) -> Result<Items<'a>, SpecError> {
         let text = self.text;
         let bytes = text.as_bytes();
         // Byte offset of the item being scanned; an empty one is an error.
@@ -186,7 +186,7 @@ impl<'a> Field<'a> {
 
     /// Parses one generic item at byte `at`: `*`, `v`, `a-b`, `*/s`, `a-b/s`
     /// or `a/s` (= `a-max/s`).
-    pub fn run(&self, at: usize, item: &str) -> Result<Run, SpecError> {
+    pub(super) fn run(&self, at: usize, item: &str) -> Result<Run, SpecError> {
         let kind = self.kind;
         let (base, step) = match split_once(item, b'/') {
             Some((base, step)) => (base, Some(self.step(at + base.len() + 1, step)?)),
@@ -220,7 +220,7 @@ impl<'a> Field<'a> {
         })
     }
 
-    pub fn step(&self, at: usize, text: &str) -> Result<u32, SpecError> {
+    pub(super) fn step(&self, at: usize, text: &str) -> Result<u32, SpecError> {
         let kind = self.kind;
         if text.is_empty() {
             return Err(self.err_at(at, format_args!("missing step after '/' in {}", kind.name)));
@@ -243,7 +243,12 @@ impl<'a> Field<'a> {
 
     /// Parses a number or name at byte `at`. `range_start` is `Some(lo)` for
     /// the end of a range, where `SUN` means 7 so `FRI-SUN` works.
-    pub fn value(&self, at: usize, text: &str, range_start: Option<u32>) -> Result<u32, SpecError> {
+    pub(super) fn value(
+        &self,
+        at: usize,
+        text: &str,
+        range_start: Option<u32>,
+    ) -> Result<u32, SpecError> {
         let kind = self.kind;
         if text.is_empty() {
             let what = if range_start.is_some() {
@@ -280,7 +285,7 @@ impl<'a> Field<'a> {
 
     /// An error for a character that has no place here, naming the fields
     /// where it would be valid.
-    pub fn bad_char(&self, at: usize, c: char) -> SpecError {
+    pub(super) fn bad_char(&self, at: usize, c: char) -> SpecError {
         let name = self.kind.name;
         let (dom, dow) = (name == DOM.name, name == DOW.name);
         let day = dom || dow;

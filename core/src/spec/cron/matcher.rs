@@ -12,13 +12,14 @@ use super::CronSpec;
 use super::calendar::{civil_from_days, days_from_civil};
 use super::days::rotate_week;
 use super::years;
-use crate::spec::civil::{days_in_month, weekday_from_days};
+use crate::time::calendar::{days_in_month, weekday_from_days};
 
 const DAY: i64 = 86_400;
 /// 0001-01-01T00:00:00 in local seconds: searches start no earlier.
-pub(super) const MIN_LOCAL: i64 = crate::spec::civil::days_from_civil(1, 1, 1) * DAY;
+pub(super) const MIN_LOCAL: i64 = crate::time::calendar::days_from_civil(1, 1, 1) * DAY;
 /// 10000-01-01T00:00:00 in local seconds: searches end before it.
-pub(super) const END_LOCAL: i64 = crate::spec::civil::days_from_civil(years::LAST + 1, 1, 1) * DAY;
+pub(super) const END_LOCAL: i64 =
+    crate::time::calendar::days_from_civil(years::LAST + 1, 1, 1) * DAY;
 
 /// The first set bit `>= from`, if any.
 #[inline]

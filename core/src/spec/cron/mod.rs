@@ -7,7 +7,7 @@
 //! optional `CRON_TZ=`/`TZ=` prefix.
 //!
 //! Times here are *local seconds*: a civil date-time counted as if it were
-//! UTC seconds since 1970-01-01T00:00:00 (see [`crate::spec::civil`]). Zones
+//! UTC seconds since 1970-01-01T00:00:00 (see [`crate::time::calendar`]). Zones
 //! and DST are applied on top by `spec::dst`. Searching never scans minute
 //! by minute: it jumps month → day → hour → minute → second through bitsets,
 //! computing one day mask per month visited, and does not allocate.
@@ -92,10 +92,5 @@ impl CronSpec {
         self.seconds.count_ones() == 1
             && self.minutes.count_ones() == 1
             && self.hours.count_ones() == 1
-    }
-
-    /// Whether the expression has a year field other than `*`.
-    pub fn has_years(&self) -> bool {
-        self.years.is_some()
     }
 }

@@ -3,7 +3,7 @@
 
 use super::CronSpec;
 use super::days::Days;
-use crate::spec::civil::{Civil, days_from_civil, days_in_month, weekday_from_days};
+use crate::time::calendar::{Civil, days_from_civil, days_in_month, weekday_from_days};
 
 /// The definition of each day rule, one day at a time (test oracle).
 pub(super) fn naive_day(days: &Days, y: i32, m: u32, d: u32) -> bool {

@@ -15,12 +15,12 @@ pub(super) struct Years(Box<[u64; WORDS]>);
 
 impl Years {
     /// The empty set.
-    pub fn new() -> Years {
+    pub(super) fn new() -> Years {
         Years(Box::new([0; WORDS]))
     }
 
     /// Adds `lo, lo+step, … <= hi` (all within `FIRST..=LAST`).
-    pub fn insert_run(&mut self, lo: u32, hi: u32, step: u32) {
+    pub(super) fn insert_run(&mut self, lo: u32, hi: u32, step: u32) {
         debug_assert!(FIRST as u32 <= lo && hi <= LAST as u32 && step >= 1);
         let mut y = lo;
         while y <= hi {
@@ -32,7 +32,7 @@ impl Years {
 
     /// Whether year `y` is in the set.
     #[inline]
-    pub fn contains(&self, y: i32) -> bool {
+    pub(super) fn contains(&self, y: i32) -> bool {
         (FIRST..=LAST).contains(&y) && {
             let i = (y - FIRST) as usize;
             self.0[i / 64] & (1 << (i % 64)) != 0
@@ -40,7 +40,7 @@ impl Years {
     }
 
     /// The first year `>= y` in the set; at most `WORDS` words are read.
-    pub fn next_from(&self, y: i32) -> Option<i32> {
+    pub(super) fn next_from(&self, y: i32) -> Option<i32> {
         let i = (y.max(FIRST) - FIRST) as usize;
         if y > LAST {
             return None;
@@ -57,7 +57,7 @@ impl Years {
     }
 
     /// The years as inclusive runs, ascending.
-    pub fn runs(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
+    pub(super) fn runs(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
         let mut next = FIRST;
         std::iter::from_fn(move || {
             let lo = self.next_from(next)?;

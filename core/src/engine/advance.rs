@@ -7,12 +7,12 @@
 //! fires, buffered releases, then due boundaries in `(due_at, name,
 //! nominal)` order, then the aggregated skip events.
 
-use crate::catchup;
-use crate::command::{Event, FireReason, SkipReason};
 use crate::engine::Engine;
-use crate::fire::Offer;
-use crate::schedule_def::Overlap;
+use crate::engine::fire::Offer;
+use crate::schedule::catchup;
 use crate::time::Timestamp;
+use crate::wire::command::{Event, FireReason, SkipReason};
+use crate::wire::schedule_def::Overlap;
 
 impl Engine {
     /// Moves the clock to `now` (clamped) and does everything due.

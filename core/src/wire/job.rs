@@ -1,8 +1,8 @@
 //! Jobs as seen from outside the engine.
 
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::payload::{Headers, Payload};
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::payload::{Headers, Payload};
 use serde::{Deserialize, Serialize};
 
 /// Where a job is in its life. Exactly one at any time; the last four are terminal.

@@ -1,9 +1,9 @@
 //! What a user declares about a schedule, and what they can read back.
 
-use crate::ids::{Epoch, FireId};
-use crate::payload::{Headers, Payload};
 use crate::spec::DstPolicy;
 use crate::time::Timestamp;
+use crate::wire::ids::{Epoch, FireId};
+use crate::wire::payload::{Headers, Payload};
 use serde::{Deserialize, Serialize};
 
 /// A schedule definition, upserted by name.

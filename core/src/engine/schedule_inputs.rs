@@ -2,19 +2,19 @@
 //! settlement of external fires. Each validates everything before it
 //! mutates anything.
 
-use crate::catchup;
-use crate::command::{Event, FireReason, SkipReason};
 use crate::engine::Engine;
-use crate::error::Error;
-use crate::fire::Offer;
-use crate::ids::{FireId, FireKind};
-use crate::input::FireOutcome;
-use crate::queue::truncate;
-use crate::reply::Reply;
+use crate::engine::fire::Offer;
+use crate::schedule::catchup;
 use crate::schedule::{Grid, GridKey, Schedule};
-use crate::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
+use crate::wire::command::{Event, FireReason, SkipReason};
+use crate::wire::config::truncate;
+use crate::wire::error::Error;
+use crate::wire::ids::{FireId, FireKind};
+use crate::wire::input::FireOutcome;
+use crate::wire::reply::Reply;
+use crate::wire::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
 use std::sync::Arc;
 
 impl Engine {

@@ -1,13 +1,14 @@
 //! The naming rule shared by schedules, queues, leases and workers.
 
-use crate::error::Error;
+use crate::wire::config::Limits;
+use crate::wire::error::Error;
 
 /// Prefix reserved for names the engine derives (e.g. `__chime_outbox:x`).
-pub const RESERVED_PREFIX: &str = "__chime";
+pub(crate) const RESERVED_PREFIX: &str = "__chime";
 
 /// Checks `name` against the rule: 1..=`max_chars` characters of
 /// `[A-Za-z0-9._:/-]`, not starting with [`RESERVED_PREFIX`].
-pub fn validate(what: &'static str, name: &str, max_chars: usize) -> Result<(), Error> {
+pub(crate) fn validate(what: &'static str, name: &str, max_chars: usize) -> Result<(), Error> {
     check_chars(what, name, max_chars)?;
     if name.starts_with(RESERVED_PREFIX) {
         return Err(Error::ReservedName {
@@ -20,8 +21,29 @@ pub fn validate(what: &'static str, name: &str, max_chars: usize) -> Result<(), 
 
 /// Like [`validate`] but allows the reserved prefix: for names the engine
 /// derives itself, such as outbox queues.
-pub fn validate_internal(what: &'static str, name: &str, max_chars: usize) -> Result<(), Error> {
+pub(crate) fn validate_internal(
+    what: &'static str,
+    name: &str,
+    max_chars: usize,
+) -> Result<(), Error> {
     check_chars(what, name, max_chars)
+}
+
+/// Prefix of the derived outbox queues (`__chime_outbox:<name>`), the one
+/// use of the reserved prefix a queue name may have.
+pub(crate) const OUTBOX_PREFIX: &str = "__chime_outbox:";
+
+/// The queue naming rule: the shared rule, except that `__chime_outbox:<name>`
+/// is allowed when `<name>` itself follows the rule (outbox helper queues are
+/// enqueued to and claimed from like any other).
+pub(crate) fn queue_name(queue: &str, limits: &Limits) -> Result<(), Error> {
+    match queue.strip_prefix(OUTBOX_PREFIX) {
+        Some(rest) => {
+            validate("queue", rest, limits.name_chars)?;
+            validate_internal("queue", queue, limits.name_chars)
+        }
+        None => validate("queue", queue, limits.name_chars),
+    }
 }
 
 fn check_chars(what: &'static str, name: &str, max_chars: usize) -> Result<(), Error> {
@@ -46,6 +68,26 @@ fn check_chars(what: &'static str, name: &str, max_chars: usize) -> Result<(), E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::config::Limits;
+
+    #[test]
+    fn outbox_names() {
+        let l = Limits::default();
+        assert!(queue_name("__chime_outbox:mail", &l).is_ok());
+        assert_eq!(
+            queue_name("__chime_outbox:", &l).unwrap_err().code(),
+            "invalid_name"
+        );
+        assert_eq!(
+            queue_name("__chime_x", &l).unwrap_err().code(),
+            "reserved_name"
+        );
+        assert_eq!(
+            queue_name("__chime_outbox:__chime", &l).unwrap_err().code(),
+            "reserved_name"
+        );
+        assert_eq!(queue_name("a b", &l).unwrap_err().code(), "invalid_name");
+    }
 
     #[test]
     fn rule() {

@@ -3,15 +3,15 @@
 //! tracking (which ends when the job is terminal, the fire is settled, or
 //! the external queue's `lease_ms` passes).
 
-use crate::command::{CancelReason, Command, Event, Fire, FireReason};
 use crate::engine::Engine;
-use crate::error::Error;
-use crate::ids::{FireId, JobId};
-use crate::input::EnqueueRequest;
-use crate::queue_config::QueueMode;
 use crate::schedule::{Buffered, FireTarget, InFlight};
-use crate::schedule_def::Overlap;
 use crate::time::Timestamp;
+use crate::wire::command::{CancelReason, Command, Event, Fire, FireReason};
+use crate::wire::error::Error;
+use crate::wire::ids::{FireId, JobId};
+use crate::wire::input::EnqueueRequest;
+use crate::wire::queue_config::QueueMode;
+use crate::wire::schedule_def::Overlap;
 
 /// What happened to an offered fire.
 #[derive(Debug)]

@@ -1,23 +1,35 @@
-//! [`Engine`]: the sans-I/O state machine. This module only dispatches;
-//! the logic lives in `advance` (time passing), `fire` (making fires),
-//! `schedule_ops` (schedule inputs), `catchup`, `leadership`, `snapshot`.
+//! [`Engine`]: the sans-I/O state machine, the only place that knows both
+//! schedules and queues. This module only dispatches; the logic lives in
+//! `validate` (every input's stateless checks, before the advance),
+//! `advance` (time passing), `fire` (making fires), `schedule_inputs` (the
+//! handlers of schedule inputs), `leadership`, `snapshot`, `journal` and
+//! `outbox`.
 
-use crate::command::{CancelReason, Command, Output};
-use crate::config::EngineConfig;
-use crate::error::Error;
-use crate::ids::JobId;
-use crate::input::Input;
-use crate::job::JobInfo;
-use crate::leadership::Leadership;
+mod advance;
+mod fire;
+pub mod journal;
+mod leadership;
+pub(crate) mod outbox;
+mod schedule_inputs;
+pub(crate) mod snapshot;
+pub(crate) mod validate;
+
 use crate::lease::Leases;
 use crate::queue::Queues;
-use crate::queue_config::QueueStats;
-use crate::reply::Reply;
-use crate::schedule_def::ScheduleInfo;
-use crate::schedules::Schedules;
-use crate::skips::Skips;
+use crate::schedule::Schedules;
+use crate::schedule::skips::Skips;
 use crate::time::Timestamp;
-use crate::validate::{self, Prepared};
+use crate::wire::command::{CancelReason, Command, Output};
+use crate::wire::config::EngineConfig;
+use crate::wire::error::Error;
+use crate::wire::ids::JobId;
+use crate::wire::input::Input;
+use crate::wire::job::JobInfo;
+use crate::wire::queue_config::QueueStats;
+use crate::wire::reply::Reply;
+use crate::wire::schedule_def::ScheduleInfo;
+use leadership::Leadership;
+use validate::Prepared;
 
 /// The engine: schedules, queues, leases and leadership in one
 /// deterministic value that never reads a clock and never performs I/O.

@@ -1,8 +1,8 @@
 //! Aggregation of skipped boundaries: one `FireSkipped` event per schedule
 //! per reason per advance (or per input), never one per boundary.
 
-use crate::command::{Event, Output, SkipReason};
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output, SkipReason};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ struct Run {
 
 impl Skips {
     /// Records `count` boundaries `first..=last` of `schedule` skipped for `reason`.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         schedule: &Arc<str>,
         reason: SkipReason,
@@ -44,7 +44,7 @@ impl Skips {
     }
 
     /// Emits one event per (schedule, reason), in that order, and clears.
-    pub fn flush(&mut self, out: &mut Output) {
+    pub(crate) fn flush(&mut self, out: &mut Output) {
         for ((schedule, reason), run) in std::mem::take(&mut self.map) {
             out.event(Event::FireSkipped {
                 schedule: schedule.to_string(),
@@ -60,7 +60,7 @@ impl Skips {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Command;
+    use crate::wire::command::Command;
 
     #[test]
     fn aggregates_per_schedule_and_reason() {

@@ -95,3 +95,28 @@ impl Default for Limits {
         }
     }
 }
+
+/// Cuts `text` to at most `max_bytes`, on a char boundary.
+pub(crate) fn truncate(mut text: String, max_bytes: usize) -> String {
+    if text.len() > max_bytes {
+        let mut end = max_bytes;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncates_on_char_boundary() {
+        assert_eq!(truncate("héllo".into(), 2), "h");
+        assert_eq!(truncate("héllo".into(), 3), "hé");
+        assert_eq!(truncate("abc".into(), 10), "abc");
+        assert_eq!(truncate("abc".into(), 0), "");
+    }
+}

@@ -6,7 +6,7 @@
 //! integer operations (Howard Hinnant's `days_from_civil` algorithms).
 
 /// Days since 1970-01-01 for a civil date (month 1..=12, day 1..=31).
-pub const fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
+pub(crate) const fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y as i64 - 1 } else { y as i64 };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -17,7 +17,7 @@ pub const fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
 }
 
 /// The civil date `(year, month, day)` of a day count since 1970-01-01.
-pub const fn civil_from_days(z: i64) -> (i32, u32, u32) {
+pub(crate) const fn civil_from_days(z: i64) -> (i32, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -31,18 +31,18 @@ pub const fn civil_from_days(z: i64) -> (i32, u32, u32) {
 }
 
 /// Day of week of a day count: 0 = Sunday … 6 = Saturday.
-pub const fn weekday_from_days(z: i64) -> u32 {
+pub(crate) const fn weekday_from_days(z: i64) -> u32 {
     // 1970-01-01 was a Thursday (4).
     (z + 4).rem_euclid(7) as u32
 }
 
 /// Whether `y` is a Gregorian leap year.
-pub const fn is_leap(y: i32) -> bool {
+pub(crate) const fn is_leap(y: i32) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
 /// Number of days in month `m` (1..=12) of year `y`.
-pub const fn days_in_month(y: i32, m: u32) -> u32 {
+pub(crate) const fn days_in_month(y: i32, m: u32) -> u32 {
     match m {
         2 => {
             if is_leap(y) {

@@ -1,7 +1,7 @@
 //! Errors returned by [`Engine::handle`](crate::Engine::handle).
 
-use crate::SpecError;
-use crate::ids::{FireId, JobId};
+use crate::spec::SpecError;
+use crate::wire::ids::{FireId, JobId};
 
 /// Why an input was rejected. A rejected input changes nothing.
 ///

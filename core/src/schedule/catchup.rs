@@ -8,11 +8,11 @@
 //! selected and the older ones are skipped (`catchup_cap`). Skips are
 //! counted without walking the boundaries one by one.
 
-use crate::command::{Output, SkipReason};
 use crate::schedule::Schedule;
-use crate::skips::Skips;
+use crate::schedule::skips::Skips;
 use crate::spec::Spec;
 use crate::time::Timestamp;
+use crate::wire::command::{Output, SkipReason};
 
 /// A run of consecutive boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub(crate) struct Span {
 
 impl Span {
     /// No boundary.
-    pub const EMPTY: Span = Span {
+    pub(crate) const EMPTY: Span = Span {
         count: 0,
         first: Timestamp::MIN,
         last: Timestamp::MIN,
@@ -208,10 +208,10 @@ fn cap(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Ou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::{Command, Event};
     use crate::schedule::{Grid, GridKey};
-    use crate::schedule_def::{Catchup, ScheduleDef, Target};
     use crate::spec::{Spec, SpecOptions};
+    use crate::wire::command::{Command, Event};
+    use crate::wire::schedule_def::{Catchup, ScheduleDef, Target};
     use std::sync::Arc;
 
     fn sched(spec: &str, catchup: Catchup) -> Schedule {
@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn paused_skips_everything_due() {
         let mut s = sched("@every 1s", Catchup::default());
-        s.status = crate::schedule_def::ScheduleStatus::Paused;
+        s.status = crate::wire::schedule_def::ScheduleStatus::Paused;
         s.cursor = Some(t(1000));
         s.due_at = t(1000);
         let (mut sk, mut out) = (Skips::default(), Output::default());

@@ -4,11 +4,11 @@
 //! fires only while it holds a grant (`now < valid_until`); the grant's
 //! epoch is stamped on every fire so stores can reject a stale leader.
 
-use crate::command::{Event, Output};
-use crate::error::Error;
-use crate::ids::Epoch;
-use crate::input::LeadershipGrant;
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output};
+use crate::wire::error::Error;
+use crate::wire::ids::Epoch;
+use crate::wire::input::LeadershipGrant;
 use serde::{Deserialize, Serialize};
 
 /// Leadership state (part of the snapshot).
@@ -24,12 +24,12 @@ pub(crate) struct Leadership {
 
 impl Leadership {
     /// Whether the engine may fire at `now`.
-    pub fn is_leader(&self, standalone: bool, now: Timestamp) -> bool {
+    pub(crate) fn is_leader(&self, standalone: bool, now: Timestamp) -> bool {
         standalone || self.grant.is_some_and(|g| now < g.valid_until)
     }
 
     /// The epoch stamped on fires.
-    pub fn epoch(&self, standalone: bool) -> Epoch {
+    pub(crate) fn epoch(&self, standalone: bool) -> Epoch {
         match (standalone, self.grant) {
             (false, Some(g)) => g.epoch,
             _ => Epoch(0),
@@ -37,7 +37,7 @@ impl Leadership {
     }
 
     /// Ends a grant that ran out at or before `now` (`LeadershipLost`).
-    pub fn expire(&mut self, now: Timestamp, out: &mut Output) {
+    pub(crate) fn expire(&mut self, now: Timestamp, out: &mut Output) {
         if let Some(g) = self.grant.filter(|g| now >= g.valid_until) {
             self.grant = None;
             out.event(Event::LeadershipLost { epoch: g.epoch });
@@ -45,12 +45,16 @@ impl Leadership {
     }
 
     /// When [`Leadership::expire`] next has work.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
+    pub(crate) fn next_deadline(&self) -> Option<Timestamp> {
         self.grant.map(|g| g.valid_until)
     }
 
     /// Checks a grant without applying it.
-    pub fn check(&self, now: Timestamp, grant: Option<LeadershipGrant>) -> Result<(), Error> {
+    pub(crate) fn check(
+        &self,
+        now: Timestamp,
+        grant: Option<LeadershipGrant>,
+    ) -> Result<(), Error> {
         let Some(g) = grant else { return Ok(()) };
         if g.epoch < self.highest {
             return Err(Error::InvalidInput {
@@ -71,7 +75,7 @@ impl Leadership {
     }
 
     /// Applies a checked grant (or a revocation). Returns whether the engine leads.
-    pub fn apply(
+    pub(crate) fn apply(
         &mut self,
         standalone: bool,
         now: Timestamp,

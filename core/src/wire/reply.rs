@@ -1,9 +1,9 @@
 //! Replies: what `handle` returns for each input.
 
-use crate::ids::{FireId, JobId, LeaseToken};
-use crate::job::{Claimed, JobState};
-use crate::schedule_def::ScheduleStatus;
 use crate::time::Timestamp;
+use crate::wire::ids::{FireId, JobId, LeaseToken};
+use crate::wire::job::{Claimed, JobState};
+use crate::wire::schedule_def::ScheduleStatus;
 use serde::{Deserialize, Serialize};
 
 /// The answer to one input. Serialized externally tagged, camelCase.

@@ -1,10 +1,10 @@
 //! Inputs: every mutation of the engine. `(now, Input)` pairs are the journal.
 
-use crate::ids::{Epoch, FireId, JobId, LeaseToken};
-use crate::payload::{Headers, Payload};
-use crate::queue_config::QueueConfig;
-use crate::schedule_def::{Overlap, ScheduleDef};
 use crate::time::Timestamp;
+use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::queue_config::QueueConfig;
+use crate::wire::schedule_def::{Overlap, ScheduleDef};
 use serde::{Deserialize, Serialize};
 
 /// One mutation. Serialized externally tagged with camelCase names, e.g.

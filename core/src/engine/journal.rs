@@ -5,10 +5,10 @@
 //! compare.
 
 use crate::engine::Engine;
-use crate::error::Error;
-use crate::input::JournalEntry;
-use crate::reply::Reply;
-use crate::snapshot::Snapshot;
+use crate::engine::snapshot::Snapshot;
+use crate::wire::error::Error;
+use crate::wire::input::JournalEntry;
+use crate::wire::reply::Reply;
 
 /// A journal line that is not a valid entry.
 #[derive(Debug, thiserror::Error)]
@@ -95,8 +95,8 @@ pub fn drain_json(engine: &mut Engine) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::Input;
     use crate::time::Timestamp;
+    use crate::wire::input::Input;
 
     #[test]
     fn lines_round_trip() {

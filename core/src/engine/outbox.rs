@@ -14,14 +14,14 @@
 //! [`Outbox::settle`] around its own await.
 
 use crate::engine::Engine;
-use crate::error::Error;
-use crate::input::{EnqueueRequest, Input};
-use crate::job::{Claimed, JobState};
-use crate::name;
-use crate::payload::Payload;
-use crate::queue::OUTBOX_PREFIX;
-use crate::reply::Reply;
 use crate::time::Timestamp;
+use crate::wire::error::Error;
+use crate::wire::input::{EnqueueRequest, Input};
+use crate::wire::job::{Claimed, JobState};
+use crate::wire::name;
+use crate::wire::name::OUTBOX_PREFIX;
+use crate::wire::payload::Payload;
+use crate::wire::reply::Reply;
 
 /// A named outbox: a handle that builds inputs for its derived queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum Delivery {
     /// `dead`/`dropped` when out of attempts).
     Delivered {
         /// The message's job.
-        job: crate::ids::JobId,
+        job: crate::wire::ids::JobId,
         /// Its state after the outcome was recorded.
         state: JobState,
     },
@@ -123,7 +123,7 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::EngineConfig;
+    use crate::wire::config::EngineConfig;
 
     fn t(ms: i64) -> Timestamp {
         Timestamp::from_millis(1_767_225_600_000 + ms).unwrap()

@@ -1,9 +1,9 @@
 //! Commands: everything the engine asks of its host, drained with
 //! [`Engine::poll_command`](crate::Engine::poll_command).
 
-use crate::ids::{Epoch, FireId, JobId};
-use crate::payload::{Headers, Payload};
 use crate::time::Timestamp;
+use crate::wire::ids::{Epoch, FireId, JobId};
+use crate::wire::payload::{Headers, Payload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -235,7 +235,7 @@ pub enum Event {
     #[serde(rename_all = "camelCase")]
     LeadershipLost {
         /// The epoch that ended.
-        epoch: crate::ids::Epoch,
+        epoch: crate::wire::ids::Epoch,
     },
     /// A named lease expired without renewal.
     #[serde(rename_all = "camelCase")]
@@ -243,7 +243,7 @@ pub enum Event {
         /// Lease name.
         name: String,
         /// Its last token.
-        token: crate::ids::LeaseToken,
+        token: crate::wire::ids::LeaseToken,
     },
     /// `now` was earlier than the engine clock and was clamped to it.
     #[serde(rename_all = "camelCase")]

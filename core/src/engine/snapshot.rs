@@ -6,18 +6,18 @@
 //! definitions, due times recomputed, and every index rebuilt on restore.
 //! Undrained commands are not part of a snapshot: drain before taking one.
 
-use crate::config::EngineConfig;
 use crate::engine::Engine;
-use crate::error::Error;
-use crate::ids::Epoch;
-use crate::leadership::Leadership;
+use crate::engine::leadership::Leadership;
+use crate::engine::validate;
 use crate::lease::Leases;
 use crate::queue::Queues;
+use crate::schedule::Schedules;
 use crate::schedule::{Buffered, Counters, Grid, GridKey, InFlight, PauseChange, Schedule};
-use crate::schedule_def::{ScheduleDef, ScheduleStatus};
-use crate::schedules::Schedules;
 use crate::time::Timestamp;
-use crate::validate;
+use crate::wire::config::EngineConfig;
+use crate::wire::error::Error;
+use crate::wire::ids::Epoch;
+use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -232,7 +232,7 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::EngineConfig;
+    use crate::wire::config::EngineConfig;
 
     #[test]
     fn bad_snapshot_text_is_a_typed_error() {

@@ -8,13 +8,15 @@
 //! counters that record what happened to them, so
 //! [`Schedule::check_invariants`] can compare the two.
 
-use crate::command::{Event, Output};
 use crate::det;
-use crate::ids::{Epoch, FireId, JobId};
-use crate::payload::{Headers, Payload};
-use crate::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
 use crate::spec::{DstPolicy, Spec};
 use crate::time::Timestamp;
+use crate::wire::command::{Event, Output};
+use crate::wire::ids::{Epoch, FireId, JobId};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::schedule_def::{
+    Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -64,7 +66,7 @@ pub(crate) struct InFlight {
 }
 
 /// A parsed spec with the text, zone and DST policy it came from. Interned
-/// by [`Schedules`](crate::schedules::Schedules): schedules with the same
+/// by [`Schedules`](crate::schedule::Schedules): schedules with the same
 /// `(spec, tz, dst)` share one, so the common case pays a pointer for it.
 #[derive(Debug)]
 pub(crate) struct Grid {
@@ -87,7 +89,7 @@ pub(crate) struct GridKey {
 
 impl GridKey {
     /// The key of a definition.
-    pub fn of(def: &ScheduleDef) -> GridKey {
+    pub(crate) fn of(def: &ScheduleDef) -> GridKey {
         GridKey {
             text: def.spec.as_str().into(),
             tz: def.tz.as_deref().map(Into::into),
@@ -102,7 +104,7 @@ impl GridKey {
     }
 
     /// Whether `def` has this spec, zone and DST policy.
-    pub fn matches(&self, def: &ScheduleDef) -> bool {
+    pub(crate) fn matches(&self, def: &ScheduleDef) -> bool {
         *self.text == *def.spec && self.tz.as_deref() == def.tz.as_deref() && self.dst == def.dst
     }
 }
@@ -121,7 +123,7 @@ impl Ord for GridKey {
 
 impl Grid {
     /// A grid for `key`, parsed as `spec`.
-    pub fn new(key: GridKey, spec: Spec) -> Grid {
+    pub(crate) fn new(key: GridKey, spec: Spec) -> Grid {
         Grid { key, spec }
     }
 }
@@ -252,7 +254,7 @@ pub(crate) struct Schedule {
 impl Schedule {
     /// A new schedule (version 1, no cursor yet) from a validated
     /// definition and its interned grid and queue name.
-    pub fn new(def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) -> Schedule {
+    pub(crate) fn new(def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) -> Schedule {
         let mut s = Schedule {
             name: def.name.as_str().into(),
             grid,
@@ -281,7 +283,7 @@ impl Schedule {
     }
 
     /// Replaces the definition parts (not the runtime state).
-    pub fn set_def(&mut self, def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) {
+    pub(crate) fn set_def(&mut self, def: ScheduleDef, grid: Arc<Grid>, queue: Arc<str>) {
         debug_assert!(grid.key.matches(&def) && *queue == *def.target.queue);
         self.grid = grid;
         self.queue = queue;
@@ -301,7 +303,7 @@ impl Schedule {
     }
 
     /// The definition as last upserted (rebuilt from its parts).
-    pub fn def(&self) -> ScheduleDef {
+    pub(crate) fn def(&self) -> ScheduleDef {
         let key = &self.grid.key;
         ScheduleDef {
             name: self.name.to_string(),
@@ -326,7 +328,7 @@ impl Schedule {
     }
 
     /// Whether `def` is the definition as last upserted.
-    pub fn same_def(&self, def: &ScheduleDef) -> bool {
+    pub(crate) fn same_def(&self, def: &ScheduleDef) -> bool {
         *self.name == *def.name
             && self.grid.key.matches(def)
             && *self.queue == *def.target.queue
@@ -344,29 +346,29 @@ impl Schedule {
     }
 
     /// Epoch of the last fire.
-    pub fn last_epoch(&self) -> Option<Epoch> {
+    pub(crate) fn last_epoch(&self) -> Option<Epoch> {
         self.fired.then_some(Epoch(self.epoch))
     }
 
     /// Sets the epoch of the last fire.
-    pub fn set_last_epoch(&mut self, epoch: Option<Epoch>) {
+    pub(crate) fn set_last_epoch(&mut self, epoch: Option<Epoch>) {
         self.fired = epoch.is_some();
         self.epoch = epoch.map_or(0, |e| e.0);
     }
 
     /// Sequence of manual and backfill fire ids.
-    pub fn seq(&self) -> u64 {
+    pub(crate) fn seq(&self) -> u64 {
         self.x.as_ref().map_or(0, |x| x.seq)
     }
 
     /// Sets the sequence of manual and backfill fire ids.
-    pub fn set_seq(&mut self, seq: u64) {
+    pub(crate) fn set_seq(&mut self, seq: u64) {
         self.x.get_or_insert_with(Box::default).seq = seq;
         self.shrink_extras();
     }
 
     /// The counters, as in a snapshot.
-    pub fn counters(&self) -> Counters {
+    pub(crate) fn counters(&self) -> Counters {
         let n = self.n;
         Counters {
             fires: n.fires,
@@ -378,7 +380,7 @@ impl Schedule {
     }
 
     /// Sets the counters (from a snapshot).
-    pub fn set_counters(&mut self, c: Counters) {
+    pub(crate) fn set_counters(&mut self, c: Counters) {
         self.n = Tally {
             fires: c.fires,
             grid_fires: c.grid_fires,
@@ -389,7 +391,7 @@ impl Schedule {
     }
 
     /// What a fire made now hands its job (the current definition).
-    pub fn fire_target(&self) -> FireTarget {
+    pub(crate) fn fire_target(&self) -> FireTarget {
         FireTarget {
             version: self.version,
             queue: self.queue.clone(),
@@ -401,52 +403,52 @@ impl Schedule {
     }
 
     /// The parsed spec.
-    pub fn spec(&self) -> &Spec {
+    pub(crate) fn spec(&self) -> &Spec {
         &self.grid.spec
     }
 
     /// `ScheduleDef::start_at`.
-    pub fn start_at(&self) -> Option<Timestamp> {
+    pub(crate) fn start_at(&self) -> Option<Timestamp> {
         self.x.as_ref().and_then(|x| x.start_at)
     }
 
     /// `ScheduleDef::end_at`.
-    pub fn end_at(&self) -> Option<Timestamp> {
+    pub(crate) fn end_at(&self) -> Option<Timestamp> {
         self.x.as_ref().and_then(|x| x.end_at)
     }
 
     /// `ScheduleDef::max_fires`.
-    pub fn max_fires(&self) -> Option<u64> {
+    pub(crate) fn max_fires(&self) -> Option<u64> {
         self.x.as_ref().and_then(|x| x.max_fires)
     }
 
     /// `ScheduleDef::target.max_attempts`.
-    pub fn max_attempts(&self) -> Option<u32> {
+    pub(crate) fn max_attempts(&self) -> Option<u32> {
         self.x.as_ref().and_then(|x| x.max_attempts)
     }
 
     /// `ScheduleDef::target.headers`.
-    pub fn headers(&self) -> &Headers {
+    pub(crate) fn headers(&self) -> &Headers {
         self.x.as_ref().map_or(&NO_HEADERS, |x| &x.headers)
     }
 
     /// `ScheduleDef::catchup`.
-    pub fn catchup(&self) -> Catchup {
+    pub(crate) fn catchup(&self) -> Catchup {
         self.x.as_ref().and_then(|x| x.catchup).unwrap_or_default()
     }
 
     /// Fires in flight.
-    pub fn in_flight(&self) -> &[InFlight] {
+    pub(crate) fn in_flight(&self) -> &[InFlight] {
         self.x.as_ref().map_or(&[], |x| &x.in_flight)
     }
 
     /// Adds an in-flight fire.
-    pub fn push_in_flight(&mut self, f: InFlight) {
+    pub(crate) fn push_in_flight(&mut self, f: InFlight) {
         self.x.get_or_insert_with(Box::default).in_flight.push(f);
     }
 
     /// Removes and returns the in-flight fire at `pos`.
-    pub fn remove_in_flight(&mut self, pos: usize) -> InFlight {
+    pub(crate) fn remove_in_flight(&mut self, pos: usize) -> InFlight {
         let x = self.x.as_mut().expect("in-flight fires live in extras");
         let f = x.in_flight.remove(pos);
         self.shrink_extras();
@@ -454,7 +456,7 @@ impl Schedule {
     }
 
     /// Removes and returns the first `n` in-flight fires.
-    pub fn drain_in_flight(&mut self, n: usize) -> Vec<InFlight> {
+    pub(crate) fn drain_in_flight(&mut self, n: usize) -> Vec<InFlight> {
         let Some(x) = self.x.as_mut() else {
             return Vec::new();
         };
@@ -464,7 +466,7 @@ impl Schedule {
     }
 
     /// Puts an in-flight fire first.
-    pub fn insert_in_flight_first(&mut self, f: InFlight) {
+    pub(crate) fn insert_in_flight_first(&mut self, f: InFlight) {
         self.x
             .get_or_insert_with(Box::default)
             .in_flight
@@ -472,24 +474,24 @@ impl Schedule {
     }
 
     /// The buffered fire, if any.
-    pub fn buffered(&self) -> Option<&Buffered> {
+    pub(crate) fn buffered(&self) -> Option<&Buffered> {
         self.x.as_ref().and_then(|x| x.buffered.as_ref())
     }
 
     /// Takes the buffered fire.
-    pub fn take_buffered(&mut self) -> Option<Buffered> {
+    pub(crate) fn take_buffered(&mut self) -> Option<Buffered> {
         let fire = self.x.as_mut()?.buffered.take();
         self.shrink_extras();
         fire
     }
 
     /// Sets the buffered fire.
-    pub fn set_buffered(&mut self, fire: Buffered) {
+    pub(crate) fn set_buffered(&mut self, fire: Buffered) {
         self.x.get_or_insert_with(Box::default).buffered = Some(fire);
     }
 
     /// Pause changes that unprocessed boundaries still depend on.
-    pub fn pause_log(&self) -> &[PauseChange] {
+    pub(crate) fn pause_log(&self) -> &[PauseChange] {
         self.x.as_ref().map_or(&[], |x| &x.pause_log)
     }
 
@@ -498,7 +500,7 @@ impl Schedule {
     /// gap, jitter, or a backlog held back by a per-advance limit), the
     /// change is logged so that each of them keeps the state it had at its
     /// nominal time. Returns whether the state changed.
-    pub fn set_paused_at(&mut self, now: Timestamp, paused: bool) -> bool {
+    pub(crate) fn set_paused_at(&mut self, now: Timestamp, paused: bool) -> bool {
         if self.status == ScheduleStatus::Completed || self.is_paused() == paused {
             return false;
         }
@@ -524,12 +526,12 @@ impl Schedule {
     }
 
     /// Appends a logged pause change (from a snapshot, already checked).
-    pub fn push_pause_change(&mut self, p: PauseChange) {
+    pub(crate) fn push_pause_change(&mut self, p: PauseChange) {
         self.x.get_or_insert_with(Box::default).pause_log.push(p);
     }
 
     /// Whether the runtime state is paused.
-    pub fn is_paused(&self) -> bool {
+    pub(crate) fn is_paused(&self) -> bool {
         self.status == ScheduleStatus::Paused
     }
 
@@ -537,7 +539,7 @@ impl Schedule {
     /// last nominal time with that state (`None`: unbounded). Changes are
     /// alternating, so the state before the first logged change is the
     /// opposite of it.
-    pub fn segment_at(&self, b: Timestamp) -> (bool, Option<Timestamp>) {
+    pub(crate) fn segment_at(&self, b: Timestamp) -> (bool, Option<Timestamp>) {
         match self.pause_log().iter().find(|p| b <= p.at) {
             Some(p) => (!p.paused, Some(p.at)),
             None => (self.is_paused(), None),
@@ -545,7 +547,7 @@ impl Schedule {
     }
 
     /// Forgets pause changes that no unprocessed boundary depends on.
-    pub fn prune_pause_log(&mut self) {
+    pub(crate) fn prune_pause_log(&mut self) {
         let Some(x) = self.x.as_deref_mut() else {
             return;
         };
@@ -565,13 +567,13 @@ impl Schedule {
     }
 
     /// Sets or clears the pause note.
-    pub fn set_pause_note(&mut self, note: Option<String>) {
+    pub(crate) fn set_pause_note(&mut self, note: Option<String>) {
         self.x.get_or_insert_with(Box::default).pause_note = note;
         self.shrink_extras();
     }
 
     /// The pause note.
-    pub fn pause_note(&self) -> Option<&String> {
+    pub(crate) fn pause_note(&self) -> Option<&String> {
         self.x.as_ref().and_then(|x| x.pause_note.as_ref())
     }
 
@@ -593,7 +595,7 @@ impl Schedule {
 
 impl Schedule {
     /// The boundary after `b` that belongs to the schedule (before `end_at`).
-    pub fn next_boundary(&self, b: Timestamp) -> Option<Timestamp> {
+    pub(crate) fn next_boundary(&self, b: Timestamp) -> Option<Timestamp> {
         let next = self.spec().next_after(b)?;
         match self.end_at() {
             Some(end) if next >= end => None,
@@ -602,7 +604,7 @@ impl Schedule {
     }
 
     /// The first boundary strictly after `t` and not before `start_at`.
-    pub fn first_boundary_after(&self, t: Timestamp) -> Option<Timestamp> {
+    pub(crate) fn first_boundary_after(&self, t: Timestamp) -> Option<Timestamp> {
         let from = match self.start_at() {
             Some(start) if start.as_millis() - 1 > t.as_millis() => {
                 Timestamp::from_millis(start.as_millis() - 1).unwrap_or(t)
@@ -618,7 +620,7 @@ impl Schedule {
 
     /// When boundary `b` is due: `b` plus a deterministic jitter in
     /// `[0, jitter_ms]`, clamped to stay before the following boundary.
-    pub fn due_of(&self, seed: u64, b: Timestamp) -> Timestamp {
+    pub(crate) fn due_of(&self, seed: u64, b: Timestamp) -> Timestamp {
         due_of(self.spec(), &self.name, i64::from(self.jitter_ms), seed, b)
     }
 
@@ -626,7 +628,7 @@ impl Schedule {
     /// there is no more) and completes the schedule when `max_fires` is
     /// reached or no boundary is left. Emits `ScheduleCompleted`. Returns
     /// whether the schedule completed.
-    pub fn move_cursor(
+    pub(crate) fn move_cursor(
         &mut self,
         from: Timestamp,
         next: Option<Timestamp>,
@@ -658,14 +660,14 @@ impl Schedule {
     /// Whether `max_fires` grid fires were made or are committed: a grid
     /// fire waiting in the `buffer_one` slot counts, since it fires when the
     /// running job ends (otherwise the schedule would make one too many).
-    pub fn max_fires_reached(&self) -> bool {
+    pub(crate) fn max_fires_reached(&self) -> bool {
         let buffered = u64::from(self.buffered().is_some_and(|b| b.fire.extra.is_none()));
         self.max_fires()
             .is_some_and(|max| self.n.grid_fires + buffered >= max)
     }
 
     /// Why there is no boundary after `from`: `end_at` or `exhausted`.
-    pub fn end_reason(&self, from: Timestamp) -> &'static str {
+    pub(crate) fn end_reason(&self, from: Timestamp) -> &'static str {
         if self.end_at().is_some() && self.spec().next_after(from).is_some() {
             "end_at"
         } else {
@@ -674,7 +676,7 @@ impl Schedule {
     }
 
     /// Marks the schedule completed.
-    pub fn complete(&mut self, reason: &str, out: &mut Output) {
+    pub(crate) fn complete(&mut self, reason: &str, out: &mut Output) {
         self.status = ScheduleStatus::Completed;
         self.cursor = None;
         self.prune_pause_log();
@@ -685,7 +687,7 @@ impl Schedule {
     }
 
     /// A fire id for grid boundary `b`.
-    pub fn grid_fire_id(&self, b: Timestamp) -> FireId {
+    pub(crate) fn grid_fire_id(&self, b: Timestamp) -> FireId {
         FireId {
             schedule: self.name.clone(),
             nominal: b,
@@ -694,7 +696,7 @@ impl Schedule {
     }
 
     /// The getter view.
-    pub fn info(&self) -> ScheduleInfo {
+    pub(crate) fn info(&self) -> ScheduleInfo {
         ScheduleInfo {
             def: self.def(),
             version: self.version,
@@ -711,7 +713,7 @@ impl Schedule {
     }
 
     /// Checks the per-schedule invariants (panics when one is broken).
-    pub fn check_invariants(&self, seed: u64) {
+    pub(crate) fn check_invariants(&self, seed: u64) {
         let buffered_grid = u64::from(self.buffered().is_some_and(|b| b.fire.extra.is_none()));
         assert_eq!(
             self.n.processed,

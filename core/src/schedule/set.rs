@@ -21,10 +21,10 @@
 //! (always between the same two names, always first, ...): without it,
 //! re-spacing every rank when two touch cost O(n log n) every ~40 inserts.
 
-use crate::ids::FireId;
 use crate::schedule::{Grid, GridKey, Schedule};
-use crate::schedule_def::ScheduleStatus;
 use crate::time::Timestamp;
+use crate::wire::ids::FireId;
+use crate::wire::schedule_def::ScheduleStatus;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -114,40 +114,40 @@ pub(crate) struct Schedules {
 
 impl Schedules {
     /// Number of schedules.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_name.len()
     }
 
     /// Slab index of a schedule.
-    pub fn idx(&self, name: &str) -> Option<u32> {
+    pub(crate) fn idx(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
     }
 
     /// A schedule by name.
-    pub fn get(&self, name: &str) -> Option<&Schedule> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Schedule> {
         self.idx(name).map(|i| self.at(i))
     }
 
     /// A schedule by slab index (must exist).
-    pub fn at(&self, idx: u32) -> &Schedule {
+    pub(crate) fn at(&self, idx: u32) -> &Schedule {
         self.slab[idx as usize].as_deref().expect("live slab slot")
     }
 
     /// A schedule by slab index (must exist).
-    pub fn at_mut(&mut self, idx: u32) -> &mut Schedule {
+    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Schedule {
         self.slab[idx as usize]
             .as_deref_mut()
             .expect("live slab slot")
     }
 
     /// Schedules in name order.
-    pub fn iter(&self) -> impl Iterator<Item = &Schedule> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Schedule> + '_ {
         self.by_name.values().map(|&i| self.at(i))
     }
 
     /// The shared grid equal to `grid` (`grid` itself when new). Call
     /// only once the schedule is validated: the grid stays until released.
-    pub fn intern(&mut self, grid: Arc<Grid>) -> Arc<Grid> {
+    pub(crate) fn intern(&mut self, grid: Arc<Grid>) -> Arc<Grid> {
         if let Some(g) = self.grids.get(&grid.key) {
             return g.0.clone();
         }
@@ -156,7 +156,7 @@ impl Schedules {
     }
 
     /// The shared name of queue `name`.
-    pub fn queue_name(&mut self, name: &str) -> Arc<str> {
+    pub(crate) fn queue_name(&mut self, name: &str) -> Arc<str> {
         if let Some(q) = self.queues.get(name) {
             return q.clone();
         }
@@ -175,7 +175,7 @@ impl Schedules {
     }
 
     /// Replaces schedule `idx` (same name; out of the due index) by `s`.
-    pub fn replace(&mut self, idx: u32, mut s: Schedule) {
+    pub(crate) fn replace(&mut self, idx: u32, mut s: Schedule) {
         let slot = self.at_mut(idx);
         assert!(slot.name == s.name, "replace keeps the name");
         s.rank = slot.rank;
@@ -184,7 +184,7 @@ impl Schedules {
     }
 
     /// Adds a new schedule (the name must be free) and indexes it.
-    pub fn insert(&mut self, mut s: Schedule) -> u32 {
+    pub(crate) fn insert(&mut self, mut s: Schedule) -> u32 {
         let name = s.name.clone();
         s.rank = match self.rank_for(&name) {
             Some(rank) => rank,
@@ -351,7 +351,7 @@ impl Schedules {
     }
 
     /// Removes a schedule and every index entry of it.
-    pub fn remove(&mut self, name: &str) -> Option<Box<Schedule>> {
+    pub(crate) fn remove(&mut self, name: &str) -> Option<Box<Schedule>> {
         let idx = self.by_name.remove(name)?;
         self.unindex(idx);
         let s = self.slab[idx as usize].take().expect("live slab slot");
@@ -369,7 +369,7 @@ impl Schedules {
     }
 
     /// Puts the schedule in the due index if it has a cursor.
-    pub fn index(&mut self, idx: u32) {
+    pub(crate) fn index(&mut self, idx: u32) {
         let s = self.at(idx);
         if s.status != ScheduleStatus::Completed && s.cursor.is_some() {
             let key = (s.due_at, s.rank);
@@ -378,7 +378,7 @@ impl Schedules {
     }
 
     /// Takes the schedule out of the due index (before changing its cursor).
-    pub fn unindex(&mut self, idx: u32) {
+    pub(crate) fn unindex(&mut self, idx: u32) {
         let s = self.at(idx);
         if s.cursor.is_some() {
             let key = (s.due_at, s.rank);
@@ -399,7 +399,7 @@ impl Schedules {
     }
 
     /// Pops the earliest due schedule if it is due at `now`.
-    pub fn pop_due(&mut self, now: Timestamp) -> Option<u32> {
+    pub(crate) fn pop_due(&mut self, now: Timestamp) -> Option<u32> {
         let (&(due, _), _) = self.due.first_key_value()?;
         if due > now {
             return None;
@@ -408,12 +408,12 @@ impl Schedules {
     }
 
     /// Earliest due time in the index.
-    pub fn next_due(&self) -> Option<Timestamp> {
+    pub(crate) fn next_due(&self) -> Option<Timestamp> {
         self.due.first_key_value().map(|(k, _)| k.0)
     }
 
     /// Checks the indexes against the schedules (panics when broken).
-    pub fn check_invariants(&self, seed: u64) {
+    pub(crate) fn check_invariants(&self, seed: u64) {
         let mut indexed = 0;
         let mut unsettled = 0;
         let mut last_rank = None;
@@ -460,8 +460,8 @@ impl Schedules {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule_def::ScheduleDef;
     use crate::spec::{Spec, SpecOptions};
+    use crate::wire::schedule_def::ScheduleDef;
 
     fn sched(name: &str, all: &mut Schedules) -> Schedule {
         let def: ScheduleDef = serde_json::from_value(serde_json::json!({

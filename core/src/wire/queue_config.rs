@@ -34,16 +34,16 @@ pub struct QueueConfig {
 }
 
 mod defaults {
-    pub fn lease_ms() -> i64 {
+    pub(super) fn lease_ms() -> i64 {
         60_000
     }
-    pub fn max_attempts() -> u32 {
+    pub(super) fn max_attempts() -> u32 {
         5
     }
-    pub fn yes() -> bool {
+    pub(super) fn yes() -> bool {
         true
     }
-    pub fn dedup_window_ms() -> i64 {
+    pub(super) fn dedup_window_ms() -> i64 {
         24 * 3_600_000
     }
 }

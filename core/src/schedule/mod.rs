@@ -1,0 +1,14 @@
+//! Schedules: one schedule's state ([`state`]), the collection and its due
+//! index ([`set`]), catch-up after downtime ([`catchup`]) and the aggregation
+//! of skipped boundaries ([`skips`]). Mirrors `queue/`: a state machine over
+//! its own data, driven by the engine, which never imports queues.
+
+pub(crate) mod catchup;
+mod set;
+pub(crate) mod skips;
+mod state;
+
+pub(crate) use set::Schedules;
+pub(crate) use state::{
+    Buffered, Counters, FireTarget, Grid, GridKey, InFlight, PauseChange, Schedule,
+};
