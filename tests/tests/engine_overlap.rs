@@ -2,9 +2,7 @@
 //! `buffer_one` (released when the running job ends) and `cancel_previous`.
 
 mod engine_common;
-use chime_core::{
-    CancelReason, Command, Event, FireReason, Input, Overlap, Reply, SkipReason,
-};
+use chime_core::{CancelReason, Command, Event, FireReason, Input, Overlap, Reply, SkipReason};
 use engine_common::*;
 
 const S: i64 = 1_000_000_000_000;

@@ -319,6 +319,16 @@ impl Engine {
         self.out.pop()
     }
 
+    /// Moves every pending command, oldest first, to the end of `into`:
+    /// the batch form of [`Engine::poll_command`] (one call per drain, for
+    /// bindings that cross a language boundary once per batch). Returns
+    /// how many were moved.
+    pub fn drain_commands(&mut self, into: &mut Vec<Command>) -> usize {
+        let before = into.len();
+        self.out.drain_into(into);
+        into.len() - before
+    }
+
     /// When the engine next has work: call `handle(t, Input::Advance)` at
     /// that instant. Never earlier than the clock; equal to the clock when a
     /// per-advance limit left due work behind. `None`: nothing is pending

@@ -283,6 +283,11 @@ impl Output {
         self.queue.pop_front()
     }
 
+    /// Moves every command, oldest first, to the end of `into`.
+    pub(crate) fn drain_into(&mut self, into: &mut Vec<Command>) {
+        into.extend(self.queue.drain(..));
+    }
+
     /// Commands waiting.
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
