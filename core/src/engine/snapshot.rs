@@ -220,7 +220,24 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
         )));
     }
     if let Some(c) = s.cursor {
-        s.due_at = s.due_of(config.seed, c);
+        // A cursor off the spec's grid (a tz database update between builds
+        // moves cron boundaries; or an edited file) continues from the first
+        // boundary at or after it: no boundary before it is lost, and none
+        // that is not a boundary ever fires.
+        let end = s.end_at();
+        let Some(b) = s
+            .spec()
+            .first_at_or_after(c)
+            .filter(|&b| end.is_none_or(|e| b < e))
+        else {
+            return Err(corrupt(format!(
+                "schedule {:?}: no boundary at or after its cursor {c}",
+                s.name
+            )));
+        };
+        s.cursor = Some(b);
+        s.prune_pause_log();
+        s.due_at = s.due_of(config.seed, b);
     }
     let buffered_grid = u64::from(s.buffered().is_some_and(|b| b.fire.extra.is_none()));
     if s.n.processed != s.n.grid_fires + s.n.skipped + buffered_grid {
