@@ -50,9 +50,9 @@ for t in "${targets[@]}"; do
   set -e
   end=$(date +%s)
   if [ -f fuzz-0.log ]; then mv fuzz-0.log "$logs/$t.log"; else cp "$logs/$t.run.log" "$logs/$t.log"; fi
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
-  rss=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
+  rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$logs/$t.log" | tail -1 | awk '{print $2}')
   corpus=$(find "corpus/$t" -type f | wc -l)
   after=$(find "artifacts/$t" -type f | wc -l)
   found=$((after - before))

@@ -7,7 +7,7 @@
 //! Corpus seeds: real snapshots in `fuzz/corpus/snapshot_restore/`.
 #![no_main]
 
-use chime_core::{Engine, Input, Snapshot};
+use chime_core::{Engine, Input, Snapshot, Spec, SpecOptions};
 use chime_fuzz::round_trip;
 use libfuzzer_sys::fuzz_target;
 
@@ -35,9 +35,38 @@ fuzz_target!(|data: &[u8]| {
     let json = engine.snapshot().to_json();
     let again = round_trip(&engine);
     assert_eq!(again.snapshot().to_json(), json);
+    if SKIP_KNOWN_F1 && cursor_off_grid(&engine) {
+        return;
+    }
     // And keep working: one advance a minute on, drained, invariants.
     let now = engine.clock().saturating_add_ms(60_000);
     let _ = engine.handle(now, Input::Advance);
     while engine.poll_command().is_some() {}
     engine.check_invariants();
 });
+
+/// Fuzz finding F1 (`tests/tests/fuzz_regressions.rs`, open): a restored
+/// cursor that is not a boundary of its spec panics in the catch-up walk on
+/// the next advance. While it is open, such snapshots stop before the
+/// advance so the run can find other bugs; set to `false` to see it.
+const SKIP_KNOWN_F1: bool = true;
+
+fn cursor_off_grid(engine: &Engine) -> bool {
+    let config = engine.config();
+    engine.schedule_names().any(|name| {
+        let info = engine.schedule(name).expect("listed schedule");
+        let Some(c) = info.next_nominal else {
+            return false;
+        };
+        let opts = SpecOptions {
+            tz: info.def.tz.clone(),
+            dst: info.def.dst,
+            min_interval_ms: config.min_interval_ms,
+            horizon_years: config.horizon_years,
+        };
+        match Spec::parse(&info.def.spec, &opts) {
+            Ok(spec) => spec.first_at_or_after(c) != Some(c),
+            Err(_) => true,
+        }
+    })
+}
