@@ -2,7 +2,10 @@
 //! real journals for `journal_replay`, a few specs for `spec_parse`.
 //!
 //!     cd fuzz && cargo run --example make_seeds
-use chime_core::{Engine, EngineConfig, EnqueueRequest, Epoch, Input, JournalEntry, LeadershipGrant, Payload, Reply, ScheduleDef, Timestamp};
+use chime_core::{
+    Engine, EngineConfig, EnqueueRequest, Epoch, Input, JournalEntry, LeadershipGrant, Payload,
+    Reply, ScheduleDef, Timestamp,
+};
 use chime_fuzz::jr;
 use std::fs;
 
@@ -24,7 +27,10 @@ fn run(config: EngineConfig, steps: &[(i64, Input)]) -> (Engine, Vec<JournalEntr
             }
             i => i.clone(),
         };
-        entries.push(JournalEntry { now, input: input.clone() });
+        entries.push(JournalEntry {
+            now,
+            input: input.clone(),
+        });
         if let Ok(Reply::Claimed { jobs }) = engine.handle(now, input) {
             claims.extend(jobs.iter().map(|c| (c.job, c.token)));
         }
@@ -48,13 +54,43 @@ fn main() {
             "schedules",
             EngineConfig::default(),
             vec![
-                (t0, def(r#"{"name":"backup","spec":"@every 1h","target":{"queue":"jobs"}}"#)),
-                (t0, def(r#"{"name":"ny","spec":"30 2 * * *","tz":"America/New_York","jitterMs":5000,"overlap":"buffer_one","target":{"queue":"jobs","payload":{"x":1}}}"#)),
-                (t0, def(r#"{"name":"once","spec":"@at 2026-03-08T02:30","tz":"America/New_York","target":{"queue":"ext"}}"#)),
-                (t0 + 1, Input::DeclareQueue(serde_json::from_str(r#"{"name":"ext","mode":"external"}"#).unwrap())),
+                (
+                    t0,
+                    def(r#"{"name":"backup","spec":"@every 1h","target":{"queue":"jobs"}}"#),
+                ),
+                (
+                    t0,
+                    def(
+                        r#"{"name":"ny","spec":"30 2 * * *","tz":"America/New_York","jitterMs":5000,"overlap":"buffer_one","target":{"queue":"jobs","payload":{"x":1}}}"#,
+                    ),
+                ),
+                (
+                    t0,
+                    def(
+                        r#"{"name":"once","spec":"@at 2026-03-08T02:30","tz":"America/New_York","target":{"queue":"ext"}}"#,
+                    ),
+                ),
+                (
+                    t0 + 1,
+                    Input::DeclareQueue(
+                        serde_json::from_str(r#"{"name":"ext","mode":"external"}"#).unwrap(),
+                    ),
+                ),
                 (t0 + 3 * h, Input::Advance),
-                (t0 + 3 * h, Input::PauseSchedule { name: "ny".into(), note: Some("maint".into()) }),
-                (t0 + 3 * h, Input::TriggerSchedule { name: "backup".into(), overlap: None }),
+                (
+                    t0 + 3 * h,
+                    Input::PauseSchedule {
+                        name: "ny".into(),
+                        note: Some("maint".into()),
+                    },
+                ),
+                (
+                    t0 + 3 * h,
+                    Input::TriggerSchedule {
+                        name: "backup".into(),
+                        overlap: None,
+                    },
+                ),
                 (t0 + 30 * h, Input::Advance),
             ],
         ),
@@ -65,34 +101,115 @@ fn main() {
                 (t0, enqueue(Some("k1"))),
                 (t0, enqueue(None)),
                 (t0, enqueue(Some("k1"))),
-                (t0 + 5, Input::Claim { queue: "emails".into(), worker: "w1".into(), max: 1, lease_ms: Some(30_000) }),
-                (t0 + 10, Input::Complete { job: chime_core::JobId(0), token: chime_core::LeaseToken(0) }),
-                (t0 + 20, Input::Claim { queue: "emails".into(), worker: "w2".into(), max: 2, lease_ms: None }),
+                (
+                    t0 + 5,
+                    Input::Claim {
+                        queue: "emails".into(),
+                        worker: "w1".into(),
+                        max: 1,
+                        lease_ms: Some(30_000),
+                    },
+                ),
+                (
+                    t0 + 10,
+                    Input::Complete {
+                        job: chime_core::JobId(0),
+                        token: chime_core::LeaseToken(0),
+                    },
+                ),
+                (
+                    t0 + 20,
+                    Input::Claim {
+                        queue: "emails".into(),
+                        worker: "w2".into(),
+                        max: 2,
+                        lease_ms: None,
+                    },
+                ),
                 (t0 + 200_000, Input::Advance),
-                (t0 + 300_000, Input::AcquireLease { name: "cron-lock".into(), owner: "me".into(), ttl_ms: 60_000 }),
+                (
+                    t0 + 300_000,
+                    Input::AcquireLease {
+                        name: "cron-lock".into(),
+                        owner: "me".into(),
+                        ttl_ms: 60_000,
+                    },
+                ),
             ],
         ),
         (
             "follower",
-            EngineConfig { standalone: false, seed: 7, ..EngineConfig::default() },
+            EngineConfig {
+                standalone: false,
+                seed: 7,
+                ..EngineConfig::default()
+            },
             vec![
-                (t0, def(r#"{"name":"tick","spec":"*/10 * * * * *","catchup":{"windowMs":60000,"max":3},"target":{"queue":"jobs"}}"#)),
-                (t0, Input::Leadership(Some(LeadershipGrant { epoch: Epoch(3), valid_until: Timestamp::from_millis(t0 + 60_000).unwrap() }))),
+                (
+                    t0,
+                    def(
+                        r#"{"name":"tick","spec":"*/10 * * * * *","catchup":{"windowMs":60000,"max":3},"target":{"queue":"jobs"}}"#,
+                    ),
+                ),
+                (
+                    t0,
+                    Input::Leadership(Some(LeadershipGrant {
+                        epoch: Epoch(3),
+                        valid_until: Timestamp::from_millis(t0 + 60_000).unwrap(),
+                    })),
+                ),
                 (t0 + 45_000, Input::Advance),
-                (t0 + 120_000, Input::PauseSchedule { name: "tick".into(), note: None }),
-                (t0 + 130_000, Input::ResumeSchedule { name: "tick".into() }),
-                (t0 + 200_000, Input::Leadership(Some(LeadershipGrant { epoch: Epoch(4), valid_until: Timestamp::from_millis(t0 + 400_000).unwrap() }))),
-                (t0 + 210_000, Input::Backfill { name: "tick".into(), from: Timestamp::from_millis(t0).unwrap(), to: Timestamp::from_millis(t0 + 30_000).unwrap(), overlap: None }),
+                (
+                    t0 + 120_000,
+                    Input::PauseSchedule {
+                        name: "tick".into(),
+                        note: None,
+                    },
+                ),
+                (
+                    t0 + 130_000,
+                    Input::ResumeSchedule {
+                        name: "tick".into(),
+                    },
+                ),
+                (
+                    t0 + 200_000,
+                    Input::Leadership(Some(LeadershipGrant {
+                        epoch: Epoch(4),
+                        valid_until: Timestamp::from_millis(t0 + 400_000).unwrap(),
+                    })),
+                ),
+                (
+                    t0 + 210_000,
+                    Input::Backfill {
+                        name: "tick".into(),
+                        from: Timestamp::from_millis(t0).unwrap(),
+                        to: Timestamp::from_millis(t0 + 30_000).unwrap(),
+                        overlap: None,
+                    },
+                ),
             ],
         ),
     ];
-    for dir in ["corpus/snapshot_restore", "corpus/journal_replay", "corpus/spec_parse"] {
+    for dir in [
+        "corpus/snapshot_restore",
+        "corpus/journal_replay",
+        "corpus/spec_parse",
+    ] {
         fs::create_dir_all(dir).unwrap();
     }
     for (name, config, steps) in scenarios {
         let (engine, entries) = run(config.clone(), &steps);
-        fs::write(format!("corpus/snapshot_restore/seed-{name}.json"), engine.snapshot().to_json()).unwrap();
-        let mode = if config.standalone { 0u8 } else { 1 + 2 * config.seed as u8 };
+        fs::write(
+            format!("corpus/snapshot_restore/seed-{name}.json"),
+            engine.snapshot().to_json(),
+        )
+        .unwrap();
+        let mode = if config.standalone {
+            0u8
+        } else {
+            1 + 2 * config.seed as u8
+        };
         let mut bytes = vec![mode];
         bytes.extend_from_slice(jr::write(&entries).as_bytes());
         fs::write(format!("corpus/journal_replay/seed-{name}.jsonl"), bytes).unwrap();

@@ -96,11 +96,42 @@ enum Op {
     Pause(u8, bool),
     Resume(u8),
     Trigger(u8, Option<u8>),
-    Backfill { sched: u8, from_back_mins: u16, len_mins: u16, overlap: Option<u8> },
-    BackfillEpoch { sched: u8, len_mins: u16 },
-    DeclareQueue { queue: u8, external: bool, lease_secs: u16, max_attempts: u8, dead_letter: bool, backoff: (u8, u8), retention: (u8, u8), dedup_mins: u8 },
-    Enqueue { queue: u8, key: Option<u8>, delay: Option<i16>, run_at: Option<i16>, priority: i8, max_attempts: Option<u8>, payload: u8, headers: u8 },
-    Claim { queue: u8, worker: u8, max: u8, lease_secs: Option<u16> },
+    Backfill {
+        sched: u8,
+        from_back_mins: u16,
+        len_mins: u16,
+        overlap: Option<u8>,
+    },
+    BackfillEpoch {
+        sched: u8,
+        len_mins: u16,
+    },
+    DeclareQueue {
+        queue: u8,
+        external: bool,
+        lease_secs: u16,
+        max_attempts: u8,
+        dead_letter: bool,
+        backoff: (u8, u8),
+        retention: (u8, u8),
+        dedup_mins: u8,
+    },
+    Enqueue {
+        queue: u8,
+        key: Option<u8>,
+        delay: Option<i16>,
+        run_at: Option<i16>,
+        priority: i8,
+        max_attempts: Option<u8>,
+        payload: u8,
+        headers: u8,
+    },
+    Claim {
+        queue: u8,
+        worker: u8,
+        max: u8,
+        lease_secs: Option<u16>,
+    },
     Heartbeat(u8, Option<u16>),
     Complete(u8),
     Fail(u8, Option<i16>),
@@ -108,11 +139,25 @@ enum Op {
     Redrive(u8, Option<u8>),
     PurgeDead(u8, Option<i16>),
     Settle(u8, bool),
-    Grant { epoch_delta: i8, valid_secs: i16 },
+    Grant {
+        epoch_delta: i8,
+        valid_secs: i16,
+    },
     Revoke,
-    Acquire { name: u8, owner: u8, ttl_secs: i16 },
-    Renew { name: u8, token: u8, ttl_secs: i16 },
-    Release { name: u8, token: u8 },
+    Acquire {
+        name: u8,
+        owner: u8,
+        ttl_secs: i16,
+    },
+    Renew {
+        name: u8,
+        token: u8,
+        ttl_secs: i16,
+    },
+    Release {
+        name: u8,
+        token: u8,
+    },
     Restart,
 }
 
@@ -151,8 +196,19 @@ const CRONS: &[&str] = &[
     "* * * * * * 2026",
     "0 0 31 2 *",
 ];
-const OVERLAPS: &[&str] = &["\"skip\"", "\"allow\"", "\"buffer_one\"", "\"cancel_previous\""];
-const PAYLOADS: &[&str] = &["null", "{}", "{\"k\":[1,2,{\"z\":\"é\"}]}", "\"x\"", "12345678901234567890"];
+const OVERLAPS: &[&str] = &[
+    "\"skip\"",
+    "\"allow\"",
+    "\"buffer_one\"",
+    "\"cancel_previous\"",
+];
+const PAYLOADS: &[&str] = &[
+    "null",
+    "{}",
+    "{\"k\":[1,2,{\"z\":\"é\"}]}",
+    "\"x\"",
+    "12345678901234567890",
+];
 
 /// 2026-01-01T00:00Z, 2026-03-07T12:00Z, 2026-10-24T12:00Z, 2011-12-29,
 /// near the epoch, and near the end of year 9999.
@@ -251,7 +307,11 @@ impl Harness {
             Dt::BackSecs(n) => -i64::from(n) * 1000,
             Dt::BackDays(n) => -i64::from(n) * 86_400_000,
             Dt::ToTimeout | Dt::PastTimeout(_) => {
-                let extra = if let Dt::PastTimeout(n) = step.dt { i64::from(n) } else { 0 };
+                let extra = if let Dt::PastTimeout(n) = step.dt {
+                    i64::from(n)
+                } else {
+                    0
+                };
                 match self.engine.poll_timeout() {
                     Some(t) => t.as_millis() - self.now.as_millis() + extra,
                     None => extra,
@@ -270,14 +330,26 @@ impl Harness {
         Some(match op {
             Op::Advance => Input::Advance,
             Op::Upsert(u) => Input::UpsertSchedule(self.def(u)),
-            Op::Remove(s) => Input::RemoveSchedule { name: pick(SCHEDS, s).into() },
+            Op::Remove(s) => Input::RemoveSchedule {
+                name: pick(SCHEDS, s).into(),
+            },
             Op::Pause(s, note) => Input::PauseSchedule {
                 name: pick(SCHEDS, s).into(),
                 note: note.then(|| "maintenance window, a long note é".into()),
             },
-            Op::Resume(s) => Input::ResumeSchedule { name: pick(SCHEDS, s).into() },
-            Op::Trigger(s, o) => Input::TriggerSchedule { name: pick(SCHEDS, s).into(), overlap: o.map(overlap) },
-            Op::Backfill { sched, from_back_mins, len_mins, overlap: o } => {
+            Op::Resume(s) => Input::ResumeSchedule {
+                name: pick(SCHEDS, s).into(),
+            },
+            Op::Trigger(s, o) => Input::TriggerSchedule {
+                name: pick(SCHEDS, s).into(),
+                overlap: o.map(overlap),
+            },
+            Op::Backfill {
+                sched,
+                from_back_mins,
+                len_mins,
+                overlap: o,
+            } => {
                 let from = self.at(-i64::from(from_back_mins) * 60_000);
                 Input::Backfill {
                     name: pick(SCHEDS, sched).into(),
@@ -292,9 +364,22 @@ impl Harness {
                 to: Timestamp::MIN.saturating_add_ms(i64::from(len_mins) * 60_000),
                 overlap: None,
             },
-            Op::DeclareQueue { queue, external, lease_secs, max_attempts, dead_letter, backoff, retention, dedup_mins } => {
+            Op::DeclareQueue {
+                queue,
+                external,
+                lease_secs,
+                max_attempts,
+                dead_letter,
+                backoff,
+                retention,
+                dedup_mins,
+            } => {
                 let mut q = QueueConfig::new(pick(QUEUES, queue));
-                q.mode = if external { QueueMode::External } else { QueueMode::Local };
+                q.mode = if external {
+                    QueueMode::External
+                } else {
+                    QueueMode::Local
+                };
                 q.lease_ms = i64::from(lease_secs) * 1000;
                 q.max_attempts = u32::from(max_attempts % 6);
                 q.dead_letter = dead_letter;
@@ -305,8 +390,20 @@ impl Harness {
                 q.dedup_window_ms = i64::from(dedup_mins) * 60_000;
                 Input::DeclareQueue(q)
             }
-            Op::Enqueue { queue, key, delay, run_at, priority, max_attempts, payload, headers } => {
-                let mut r = EnqueueRequest::new(pick(QUEUES, queue), Payload::from_json(pick(PAYLOADS, payload)).unwrap());
+            Op::Enqueue {
+                queue,
+                key,
+                delay,
+                run_at,
+                priority,
+                max_attempts,
+                payload,
+                headers,
+            } => {
+                let mut r = EnqueueRequest::new(
+                    pick(QUEUES, queue),
+                    Payload::from_json(pick(PAYLOADS, payload)).unwrap(),
+                );
                 r.key = key.map(|k| format!("k{}", k % 4));
                 r.delay_ms = delay.map(|d| i64::from(d) * 1000);
                 r.run_at = run_at.map(|d| self.at(i64::from(d) * 1000));
@@ -317,7 +414,12 @@ impl Harness {
                 }
                 Input::Enqueue(r)
             }
-            Op::Claim { queue, worker, max, lease_secs } => Input::Claim {
+            Op::Claim {
+                queue,
+                worker,
+                max,
+                lease_secs,
+            } => Input::Claim {
                 queue: pick(QUEUES, queue).into(),
                 worker: format!("w{}", worker % 3),
                 max: u32::from(max % 5),
@@ -325,7 +427,11 @@ impl Harness {
             },
             Op::Heartbeat(c, lease) => {
                 let (job, token) = self.claim(c);
-                Input::Heartbeat { job, token, lease_ms: lease.map(|s| i64::from(s) * 100) }
+                Input::Heartbeat {
+                    job,
+                    token,
+                    lease_ms: lease.map(|s| i64::from(s) * 100),
+                }
             }
             Op::Complete(c) => {
                 let (job, token) = self.claim(c);
@@ -341,23 +447,37 @@ impl Harness {
                 }
             }
             Op::CancelJob(j) => Input::CancelJob { job: self.job(j) },
-            Op::Redrive(q, j) => Input::Redrive { queue: pick(QUEUES, q).into(), job: j.map(|j| self.job(j)) },
+            Op::Redrive(q, j) => Input::Redrive {
+                queue: pick(QUEUES, q).into(),
+                job: j.map(|j| self.job(j)),
+            },
             Op::PurgeDead(q, before) => Input::PurgeDead {
                 queue: pick(QUEUES, q).into(),
                 before: before.map(|s| self.at(i64::from(s) * 1000)),
             },
             Op::Settle(f, failed) => {
                 let fire = if self.fires.is_empty() {
-                    FireId { schedule: "a".into(), nominal: now, extra: None }
+                    FireId {
+                        schedule: "a".into(),
+                        nominal: now,
+                        extra: None,
+                    }
                 } else {
                     self.fires[f as usize % self.fires.len()].clone()
                 };
                 Input::FireSettled {
                     fire,
-                    outcome: if failed { FireOutcome::Failed } else { FireOutcome::Succeeded },
+                    outcome: if failed {
+                        FireOutcome::Failed
+                    } else {
+                        FireOutcome::Succeeded
+                    },
                 }
             }
-            Op::Grant { epoch_delta, valid_secs } => {
+            Op::Grant {
+                epoch_delta,
+                valid_secs,
+            } => {
                 let epoch = (self.epoch as i64 + i64::from(epoch_delta)).max(0) as u64;
                 if epoch > self.epoch {
                     self.epoch = epoch;
@@ -368,12 +488,20 @@ impl Harness {
                 }))
             }
             Op::Revoke => Input::Leadership(None),
-            Op::Acquire { name, owner, ttl_secs } => Input::AcquireLease {
+            Op::Acquire {
+                name,
+                owner,
+                ttl_secs,
+            } => Input::AcquireLease {
                 name: format!("l{}", name % 2),
                 owner: format!("o{}", owner % 2),
                 ttl_ms: i64::from(ttl_secs) * 1000,
             },
-            Op::Renew { name, token, ttl_secs } => Input::RenewLease {
+            Op::Renew {
+                name,
+                token,
+                ttl_secs,
+            } => Input::RenewLease {
                 name: format!("l{}", name % 2),
                 token: self.lease_token(token),
                 ttl_ms: i64::from(ttl_secs) * 1000,
@@ -435,14 +563,18 @@ impl Harness {
     }
 
     fn handle(&mut self, input: Input) {
-        self.entries.push(JournalEntry { now: self.now, input: input.clone() });
+        self.entries.push(JournalEntry {
+            now: self.now,
+            input: input.clone(),
+        });
         let reply = self.engine.handle(self.now, input);
         if let Ok(r) = &reply {
             self.note_reply(r);
         }
         self.replies.push(reply);
         while let Some(cmd) = self.engine.poll_command() {
-            self.commands.push(serde_json::to_string(&cmd).expect("commands serialize"));
+            self.commands
+                .push(serde_json::to_string(&cmd).expect("commands serialize"));
             match &cmd {
                 Command::Fire(f) => {
                     assert!(
@@ -524,7 +656,10 @@ fuzz_target!(|s: Scenario| {
     journal_round_trip(&h.entries);
     let replayed = jr::replay(restore(&initial), &h.entries).expect("initial snapshot restores");
     assert_eq!(replayed.replies, h.replies, "replay replies differ");
-    assert_eq!(replayed.commands, h.commands, "replay command stream differs");
+    assert_eq!(
+        replayed.commands, h.commands,
+        "replay command stream differs"
+    );
     assert_eq!(
         replayed.engine.snapshot().to_json(),
         h.engine.snapshot().to_json(),

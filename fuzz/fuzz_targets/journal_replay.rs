@@ -38,6 +38,9 @@ fuzz_target!(|data: &[u8]| {
     first.engine.check_invariants();
     round_trip(&first.engine);
     let second = jr::replay(Snapshot::from_json(&json).unwrap(), &entries).unwrap();
-    assert_eq!(first.commands, second.commands, "replay is not deterministic");
+    assert_eq!(
+        first.commands, second.commands,
+        "replay is not deterministic"
+    );
     assert_eq!(first.replies, second.replies, "replay replies differ");
 });

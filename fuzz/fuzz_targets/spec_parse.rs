@@ -28,7 +28,12 @@ const ZONES: &[Option<&str>] = &[
 ];
 
 const GAPS: &[&str] = &["", r#""gap":"shift""#, r#""gap":"skip""#];
-const FOLDS: &[&str] = &["", r#""fold":"first""#, r#""fold":"last""#, r#""fold":"both""#];
+const FOLDS: &[&str] = &[
+    "",
+    r#""fold":"first""#,
+    r#""fold":"last""#,
+    r#""fold":"both""#,
+];
 
 /// Starts near interesting instants: the epoch, DST days of 2026 in the
 /// zones above, Apia's skipped day, the end of year 9999.
@@ -48,7 +53,11 @@ const BASES: &[i64] = &[
 fn options(b0: u8, b1: u8) -> SpecOptions {
     let gap = GAPS[(b1 % 3) as usize];
     let fold = FOLDS[((b1 / 3) % 4) as usize];
-    let sep = if gap.is_empty() || fold.is_empty() { "" } else { "," };
+    let sep = if gap.is_empty() || fold.is_empty() {
+        ""
+    } else {
+        ","
+    };
     let json = format!("{{{gap}{sep}{fold}}}");
     SpecOptions {
         tz: ZONES[(b0 as usize) % ZONES.len()].map(str::to_owned),
@@ -89,15 +98,26 @@ fuzz_target!(|data: &[u8]| {
 
     // The reference: first_at_or_after(from), then next_after, WALK steps.
     let first = spec.first_at_or_after(from);
-    if let Some(before) = from.as_millis().checked_sub(1).and_then(|m| Timestamp::from_millis(m).ok()) {
-        assert_eq!(first, spec.next_after(before), "first_at_or_after(t) != next_after(t - 1ms)");
+    if let Some(before) = from
+        .as_millis()
+        .checked_sub(1)
+        .and_then(|m| Timestamp::from_millis(m).ok())
+    {
+        assert_eq!(
+            first,
+            spec.next_after(before),
+            "first_at_or_after(t) != next_after(t - 1ms)"
+        );
     }
     let mut walk = Vec::with_capacity(WALK);
     let mut cur = first;
     while let Some(b) = cur {
         assert!(b >= from, "boundary {b:?} before from {from:?}");
         if let Some(&last) = walk.last() {
-            assert!(b > last, "next_after not strictly increasing: {last:?} then {b:?}");
+            assert!(
+                b > last,
+                "next_after not strictly increasing: {last:?} then {b:?}"
+            );
         }
         walk.push(b);
         if walk.len() == WALK {
@@ -109,28 +129,55 @@ fuzz_target!(|data: &[u8]| {
 
     // nth_from agrees with the walk.
     for (n, &b) in walk.iter().enumerate() {
-        assert_eq!(spec.nth_from(from, n as u64), Some(b), "nth_from({from:?}, {n})");
+        assert_eq!(
+            spec.nth_from(from, n as u64),
+            Some(b),
+            "nth_from({from:?}, {n})"
+        );
     }
     if ended {
-        assert_eq!(spec.nth_from(from, walk.len() as u64), None, "nth_from past the end");
+        assert_eq!(
+            spec.nth_from(from, walk.len() as u64),
+            None,
+            "nth_from past the end"
+        );
     }
 
     // count_between agrees with the walk, for ends at, just before and
     // between walk boundaries (and before `from`).
     if let Ok(before_from) = Timestamp::from_millis(from.as_millis() - 1) {
-        assert_eq!(spec.count_between(from, before_from), 0, "count over an empty range");
+        assert_eq!(
+            spec.count_between(from, before_from),
+            0,
+            "count over an empty range"
+        );
     }
-    assert_eq!(spec.count_between(from, from), u64::from(walk.first() == Some(&from)));
+    assert_eq!(
+        spec.count_between(from, from),
+        u64::from(walk.first() == Some(&from))
+    );
     for (i, &b) in walk.iter().enumerate() {
-        assert_eq!(spec.count_between(from, b), i as u64 + 1, "count_between({from:?}, {b:?})");
+        assert_eq!(
+            spec.count_between(from, b),
+            i as u64 + 1,
+            "count_between({from:?}, {b:?})"
+        );
         if let Ok(just_before) = Timestamp::from_millis(b.as_millis() - 1) {
             if just_before >= from {
-                assert_eq!(spec.count_between(from, just_before), i as u64, "count_between({from:?}, {just_before:?})");
+                assert_eq!(
+                    spec.count_between(from, just_before),
+                    i as u64,
+                    "count_between({from:?}, {just_before:?})"
+                );
             }
         }
     }
     if ended {
-        assert_eq!(spec.count_between(from, Timestamp::MAX), walk.len() as u64, "count to the end of time");
+        assert_eq!(
+            spec.count_between(from, Timestamp::MAX),
+            walk.len() as u64,
+            "count to the end of time"
+        );
     }
 
     // preview: the same instants, strictly after `from`.

@@ -51,8 +51,8 @@ pub fn round_trip(engine: &Engine) -> Engine {
     let json = engine.snapshot().to_json();
     let snap = Snapshot::from_json(&json)
         .unwrap_or_else(|e| panic!("own snapshot does not parse: {e}\n{json}"));
-    let restored =
-        Engine::restore(snap).unwrap_or_else(|e| panic!("own snapshot does not restore: {e}\n{json}"));
+    let restored = Engine::restore(snap)
+        .unwrap_or_else(|e| panic!("own snapshot does not restore: {e}\n{json}"));
     restored.check_invariants();
     let again = restored.snapshot().to_json();
     assert_eq!(again, json, "snapshot round trip is not byte-identical");
