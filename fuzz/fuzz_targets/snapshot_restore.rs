@@ -30,6 +30,9 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
+    if SKIP_KNOWN_F2 && fires_below_grid_fires(text) {
+        return;
+    }
     engine.check_invariants();
     // Whatever restored must write itself back stably.
     let json = engine.snapshot().to_json();
@@ -67,6 +70,27 @@ fn cursor_off_grid(engine: &Engine) -> bool {
         match Spec::parse(&info.def.spec, &opts) {
             Ok(spec) => spec.first_at_or_after(c) != Some(c),
             Err(_) => true,
+        }
+    })
+}
+
+/// Fuzz finding F2 (`tests/tests/fuzz_regressions.rs`, open): `restore`
+/// accepts a schedule whose counters have `fires < gridFires`, which
+/// `check_invariants` rejects (schedule.rs:722). Skipped like F1 while open.
+const SKIP_KNOWN_F2: bool = true;
+
+fn fires_below_grid_fires(text: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    let Some(list) = v.get("schedules").and_then(|s| s.as_array()) else {
+        return false;
+    };
+    list.iter().any(|s| {
+        let n = &s["counters"];
+        match (n["fires"].as_u64(), n["gridFires"].as_u64()) {
+            (Some(f), Some(g)) => f < g,
+            _ => false,
         }
     })
 }
