@@ -80,17 +80,28 @@ fn cursor_off_grid(engine: &Engine) -> bool {
 const SKIP_KNOWN_F2: bool = true;
 
 fn fires_below_grid_fires(text: &str) -> bool {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
-        return false;
-    };
-    let Some(list) = v.get("schedules").and_then(|s| s.as_array()) else {
-        return false;
-    };
-    list.iter().any(|s| {
-        let n = &s["counters"];
-        match (n["fires"].as_u64(), n["gridFires"].as_u64()) {
-            (Some(f), Some(g)) => f < g,
-            _ => false,
-        }
-    })
+    // Only the counters are read; everything else is skipped lexically
+    // (a payload may hold numbers no f64 holds, which `serde_json::Value`
+    // refuses but a snapshot keeps verbatim).
+    #[derive(serde::Deserialize)]
+    struct Snap {
+        schedules: Vec<Sched>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Sched {
+        counters: Counters,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Counters {
+        fires: u64,
+        grid_fires: u64,
+    }
+    match serde_json::from_str::<Snap>(text) {
+        Ok(s) => s
+            .schedules
+            .iter()
+            .any(|s| s.counters.fires < s.counters.grid_fires),
+        Err(_) => false,
+    }
 }
