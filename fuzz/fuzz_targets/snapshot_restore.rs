@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
 /// cursor that is not a boundary of its spec panics in the catch-up walk on
 /// the next advance. While it is open, such snapshots stop before the
 /// advance so the run can find other bugs; set to `false` to see it.
-const SKIP_KNOWN_F1: bool = true;
+const SKIP_KNOWN_F1: bool = false;
 
 fn cursor_off_grid(engine: &Engine) -> bool {
     let config = engine.config();
@@ -77,7 +77,7 @@ fn cursor_off_grid(engine: &Engine) -> bool {
 /// Fuzz finding F2 (`tests/tests/fuzz_regressions.rs`, open): `restore`
 /// accepts a schedule whose counters have `fires < gridFires`, which
 /// `check_invariants` rejects (schedule.rs:722). Skipped like F1 while open.
-const SKIP_KNOWN_F2: bool = true;
+const SKIP_KNOWN_F2: bool = false;
 
 fn fires_below_grid_fires(text: &str) -> bool {
     // Only the counters are read; everything else is skipped lexically

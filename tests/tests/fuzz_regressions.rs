@@ -4,7 +4,7 @@
 //! A finding whose fix is still open is `#[ignore]`d with its id, so the
 //! suite stays green while the report is open; run them with
 //! `cargo test -p chime-tests --test fuzz_regressions -- --include-ignored`.
-//! Remove the `#[ignore]` with the fix.
+//! Remove the `#[ignore]` with the fix. F1 and F2 are fixed.
 
 use chime_core::{Engine, EngineConfig, Input, ScheduleDef, Snapshot, Timestamp};
 
@@ -39,7 +39,6 @@ fn ts(ms: i64) -> Timestamp {
 /// Expected: `restore` refuses with a typed error, or the engine recovers
 /// (re-grids the cursor); never a panic.
 #[test]
-#[ignore = "fuzz finding F1: open (restore accepts a cursor off the spec's grid; catchup.rs:79 panics)"]
 fn f1_restored_cursor_off_the_grid_does_not_panic() {
     let mut engine = Engine::new(EngineConfig::default());
     let def: ScheduleDef = serde_json::from_str(
@@ -58,7 +57,11 @@ fn f1_restored_cursor_off_the_grid_does_not_panic() {
         return; // refusing the snapshot with a typed error is a fix
     };
     restored.check_invariants();
-    // Panics today (catchup.rs:79).
+    // Fixed: restore continues from the first boundary at or after the
+    // bogus cursor (here the `@at` instant itself); before, this panicked
+    // at catchup.rs:79.
+    let next = restored.schedule("once").unwrap().next_nominal;
+    assert_eq!(next, Some(ts(T0 + 3_600_000)));
     let _ = restored.handle(ts(T0 + 1), Input::Advance);
     while restored.poll_command().is_some() {}
     restored.check_invariants();
@@ -81,7 +84,6 @@ fn f1_restored_cursor_off_the_grid_does_not_panic() {
 /// `counters.fires` set to 0. Expected: `restore` refuses with a typed
 /// error, like the other counter checks in `snapshot.rs` `schedule_of`.
 #[test]
-#[ignore = "fuzz finding F2: open (restore accepts fires < gridFires; schedule.rs:722 invariant)"]
 fn f2_restored_counters_fires_below_grid_fires_are_refused() {
     let mut engine = Engine::new(EngineConfig::default());
     let def: ScheduleDef = serde_json::from_str(
@@ -98,9 +100,9 @@ fn f2_restored_counters_fires_below_grid_fires_are_refused() {
     snap["schedules"][0]["counters"]["fires"] = 0.into();
     let text = snap.to_string();
 
-    match Engine::restore(Snapshot::from_json(&text).unwrap()) {
-        Err(e) => assert!(!e.code().is_empty()),
-        // Panics today (schedule.rs:722).
-        Ok(restored) => restored.check_invariants(),
-    }
+    // Before the fix this restored and then broke an invariant
+    // (schedule.rs:722); now restore refuses it with a typed error.
+    let err = Engine::restore(Snapshot::from_json(&text).unwrap()).unwrap_err();
+    assert_eq!(err.code(), "invalid_input");
+    assert!(err.to_string().contains("counters disagree"), "{err}");
 }

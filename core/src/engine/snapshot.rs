@@ -241,7 +241,10 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
     }
     let buffered_grid = u64::from(s.buffered().is_some_and(|b| b.fire.extra.is_none()));
     let n = s.n;
-    let sums = n.grid_fires.checked_add(n.skipped).and_then(|x| x.checked_add(buffered_grid));
+    let sums = n
+        .grid_fires
+        .checked_add(n.skipped)
+        .and_then(|x| x.checked_add(buffered_grid));
     if sums != Some(n.processed) || n.fires < n.grid_fires {
         return Err(corrupt(format!("schedule {:?}: counters disagree", s.name)));
     }
