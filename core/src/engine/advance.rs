@@ -14,6 +14,10 @@ use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
 use crate::wire::schedule_def::Overlap;
 
+/// How many due schedules [`Schedules::warm`](crate::schedule::Schedules::warm)
+/// reads ahead of the fire loop.
+const WARM_AHEAD: usize = 16;
+
 impl Engine {
     /// Moves the clock to `now` (clamped) and does everything due.
     pub(crate) fn advance_to(&mut self, now: Timestamp) {
@@ -133,13 +137,17 @@ impl Engine {
     /// Processes due boundaries within the per-advance budgets.
     fn fire_due(&mut self) {
         let now = self.clock;
-        let mut fires = 0u32;
+        let (mut fires, mut steps) = (0u32, 0usize);
         self.backlog = false;
         loop {
             if fires >= self.config.limits.fires_per_advance {
                 self.backlog = self.schedules.next_due().is_some_and(|d| d <= now);
                 return;
             }
+            if steps % WARM_AHEAD == 0 {
+                std::hint::black_box(self.schedules.warm(now, WARM_AHEAD));
+            }
+            steps += 1;
             let Some(idx) = self.schedules.pop_due(now) else {
                 return;
             };

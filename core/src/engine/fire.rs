@@ -136,17 +136,20 @@ impl Engine {
         let mut tracked = None;
         let mut job = None;
         if mode == QueueMode::External {
+            // `id` moves into the key: one reference-count update fewer
+            // per fire, which is measurable when a burst fires millions.
+            let kept = track.then(|| id.clone());
             let enqueue = Command::Enqueue {
                 fire: id.clone(),
                 queue: target.queue,
                 payload: target.payload,
-                key: id.clone(),
+                key: id,
                 headers: target.headers,
                 epoch,
             };
             self.out.push(Command::Fire(fire));
             self.out.push(enqueue);
-            if track {
+            if let Some(id) = kept {
                 let deadline = now.saturating_add_ms(lease_ms);
                 self.schedules.unsettled.insert((deadline, id.clone()));
                 tracked = Some(InFlight {
