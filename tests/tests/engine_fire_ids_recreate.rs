@@ -5,9 +5,8 @@
 //! version is also above every version the old one had, so
 //! `(schedule, version)` is unique.
 
-mod engine_common;
 use chime_core::{Fire, FireId, Input, JobId, Overlap, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 use std::collections::BTreeSet;
 
 const T0: i64 = 1_800_000_000_000;

@@ -1,10 +1,9 @@
 //! Snapshots round-trip byte for byte, and replaying the journal from a
 //! mid-way snapshot reproduces the recorded command stream byte for byte.
 
-mod engine_common;
 use chime_core::journal;
 use chime_core::{Command, EngineConfig, Input, Overlap, QueueConfig, QueueMode, Reply, Snapshot};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 

@@ -5,9 +5,8 @@
 //! and `catchup_cap`) plus its fires are exactly its boundaries in the
 //! jump, counted (not walked) within one fast advance.
 
-mod engine_common;
 use chime_core::{FireReason, Input, Overlap, SkipReason};
-use engine_common::*;
+use chime_tests::scenario::*;
 use std::time::{Duration, Instant};
 
 /// Hour-aligned (2027-01-15T08:00:00Z).

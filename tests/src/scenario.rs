@@ -1,7 +1,6 @@
-//! Helpers shared by the `engine_*` scenarios: a harness that records the
-//! journal and every command, and checks the engine's invariants after
-//! every input.
-#![allow(dead_code)]
+//! Helpers shared by the scenario tests (`engine_*`, `queue_*`): a harness
+//! that records the journal and every command and checks the engine's
+//! invariants after every input, and small builders and filters.
 
 use chime_core::journal;
 use chime_core::{
@@ -45,6 +44,7 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// A harness on a new engine with `config`.
     pub fn new(config: EngineConfig) -> Harness {
         let engine = Engine::new(config);
         let initial = engine.snapshot().to_json();
@@ -91,6 +91,7 @@ impl Harness {
         }
     }
 
+    /// A harness on a standalone engine with the default configuration.
     pub fn standalone() -> Harness {
         Harness::new(EngineConfig::default())
     }
@@ -114,6 +115,7 @@ impl Harness {
         (reply.unwrap(), cmds)
     }
 
+    /// An `Advance` at `now`; returns the new commands.
     pub fn advance(&mut self, now: i64) -> Vec<Command> {
         self.ok(now, Input::Advance).1
     }
