@@ -39,7 +39,8 @@
 
 use crate::accounting::{Accounting, Grid};
 use chime_core::FireKind;
-use chime_core::journal;
+use chime_core::journal::{self, Replayed};
+use chime_core::testing::PlantedBug;
 use chime_core::{
     Command, Engine, EngineConfig, Error, Event, FireReason, Input, JournalEntry, Reply,
     ScheduleDef, ScheduleStatus, SkipReason, Snapshot, Timestamp,
@@ -164,6 +165,9 @@ pub struct Checker {
     tracks: BTreeMap<String, Track>,
     /// What the run exercised.
     pub stats: Stats,
+    /// The bug planted in the engine under test, planted again in every
+    /// engine a replay restores.
+    pub planted: Option<PlantedBug>,
 }
 
 impl Checker {
@@ -182,6 +186,7 @@ impl Checker {
             local_queues: BTreeSet::new(),
             tracks: BTreeMap::new(),
             stats: Stats::default(),
+            planted: None,
         }
     }
 
@@ -657,8 +662,7 @@ impl Checker {
     /// Replays the whole journal on the initial snapshot: the command
     /// stream and the final state must be identical byte for byte.
     pub fn replay_from_start(&self, engine: &Engine) {
-        let snap = Snapshot::from_json(&self.initial).unwrap();
-        let replayed = journal::replay(snap, &self.journal).expect("replay");
+        let replayed = replay(&self.initial, &self.journal, self.planted);
         assert_eq!(
             replayed.commands.len(),
             self.commands.len(),
@@ -672,6 +676,29 @@ impl Checker {
             engine.snapshot().to_json(),
             "replay: final state differs"
         );
+    }
+}
+
+/// Restores the snapshot `json` and handles `entries` on it, as a host
+/// does after a crash: [`journal::replay`] itself, or the same loop on an
+/// engine with `planted` planted (a planted bug is not persisted).
+pub fn replay(json: &str, entries: &[JournalEntry], planted: Option<PlantedBug>) -> Replayed {
+    let snap = Snapshot::from_json(json).expect("snapshot parses");
+    let Some(bug) = planted else {
+        return journal::replay(snap, entries).expect("replay");
+    };
+    let mut engine = Engine::restore(snap).expect("snapshot restores");
+    engine.plant(bug);
+    let mut commands = Vec::new();
+    let mut replies = Vec::new();
+    for e in entries {
+        replies.push(engine.handle(e.now, e.input.clone()));
+        commands.extend(journal::drain_json(&mut engine));
+    }
+    Replayed {
+        engine,
+        commands,
+        replies,
     }
 }
 

@@ -5,6 +5,7 @@ pub mod accounting;
 pub mod checker;
 pub mod dst;
 pub mod golden;
+pub mod sim;
 pub mod specgen;
 
 /// The README's Rust snippets compile and run (`cargo test --doc`).
