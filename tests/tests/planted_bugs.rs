@@ -37,3 +37,23 @@ fn search() {
         }
     }
 }
+
+/// Runs seeds without a bug: the checks raise no false alarm.
+#[test]
+#[ignore = "a search for false alarms, not a check"]
+fn clean() {
+    let seeds = env_u64("CHIME_SIM_SEEDS").unwrap_or(40);
+    let steps = env_u64("CHIME_SIM_STEPS").unwrap_or(150) as u32;
+    let mut failed = 0;
+    for seed in 0..seeds {
+        if let Err(f) = run_seed(seed, steps, None) {
+            failed += 1;
+            eprintln!(
+                "clean seed {seed}: {} at {}",
+                f.message.lines().next().unwrap_or(""),
+                f.location
+            );
+        }
+    }
+    assert_eq!(failed, 0);
+}
