@@ -120,6 +120,8 @@ struct Track {
     skipped: u64,
     /// Fires in flight for the overlap policy, as the commands show them.
     flights: Vec<Flight>,
+    /// Definition versions of this incarnation: `(first, current)`.
+    versions: (u64, u64),
 }
 
 /// A fire the harness believes in flight: made under a policy other than
@@ -193,6 +195,9 @@ pub struct Checker {
     /// The engine clock as the harness knows it.
     pub clock: i64,
     grant: Option<(u64, i64)>,
+    /// The grant the engine should still hold (not yet reported lost):
+    /// `(epoch, validUntil)`.
+    held: Option<(u64, i64)>,
     fire_ids: HashSet<String>,
     jobs: HashSet<u64>,
     local_queues: BTreeSet<String>,
@@ -224,6 +229,7 @@ impl Checker {
             commands: Vec::new(),
             clock: engine.clock().as_millis(),
             grant: None,
+            held: None,
             fire_ids: HashSet::new(),
             jobs: HashSet::new(),
             local_queues: BTreeSet::new(),
@@ -365,6 +371,39 @@ impl Checker {
             self.clock,
             "clock: the engine clock is the largest now given"
         );
+        // A grant ends exactly when the clock reaches its validUntil or it
+        // is revoked: one `leadership_lost` with its epoch, then, and never
+        // otherwise.
+        if !self.config.standalone {
+            let lost: Vec<u64> = cmds
+                .iter()
+                .filter_map(|c| match c {
+                    Command::Event(Event::LeadershipLost { epoch }) => Some(epoch.0),
+                    _ => None,
+                })
+                .collect();
+            let revoked = matches!(input, Input::Leadership(None)) && reply.is_ok();
+            let expected: Vec<u64> = self
+                .held
+                .filter(|&(_, until)| self.clock >= until || revoked)
+                .map(|(e, _)| e)
+                .into_iter()
+                .collect();
+            assert!(
+                lost == expected,
+                "leader: at {} the grant {:?} (epoch, validUntil) called for `leadership_lost` \
+                 of {expected:?} (validUntil reached or revoked) but the epochs reported lost \
+                 are {lost:?}",
+                self.clock,
+                self.held
+            );
+            if !expected.is_empty() {
+                self.held = None;
+            }
+            if let (Input::Leadership(Some(g)), Ok(_)) = (&input, &reply) {
+                self.held = Some((g.epoch.0, g.valid_until.as_millis()));
+            }
+        }
         // Leadership as the harness knows it.
         if reply.is_ok() {
             match &input {
@@ -566,6 +605,12 @@ impl Checker {
                     .get_mut(&*f.schedule)
                     .unwrap_or_else(|| panic!("R: {id}: fire of a schedule that does not exist"));
                 tr.fires += 1;
+                let (v0, v1) = tr.versions;
+                assert!(
+                    (v0..=v1).contains(&f.version),
+                    "R: {id}: version {} is not one of this schedule's ({v0}..={v1})",
+                    f.version
+                );
                 assert!(
                     due <= nominal + tr.max_jitter,
                     "H: {id}: dueAt {due} > nominal {nominal} + jitterMs {}",
@@ -705,7 +750,9 @@ impl Checker {
         reply: &Result<Reply, Error>,
         old: Option<&chime_core::ScheduleInfo>,
     ) {
-        if let (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { .. })) = (input, reply) {
+        if let (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { version, .. })) =
+            (input, reply)
+        {
             let every = every_grid(&def.spec);
             match (old, self.tracks.get_mut(&def.name)) {
                 (Some(_), Some(tr)) => {
@@ -715,6 +762,7 @@ impl Checker {
                     }
                     tr.every_only &= every.is_some();
                     tr.def = def.clone();
+                    tr.versions.1 = *version;
                 }
                 _ => {
                     self.tracks.insert(
@@ -729,6 +777,7 @@ impl Checker {
                             fires: 0,
                             skipped: 0,
                             flights: Vec::new(),
+                            versions: (*version, *version),
                         },
                     );
                 }
