@@ -20,7 +20,22 @@
 //!   here; a backfill fire has `nominal < clock`; a manual fire `nominal =
 //!   clock`;
 //! - leadership: no fire unless standalone or a grant known to the harness
-//!   is valid at `firedAt`, and its epoch is that grant's;
+//!   is valid at `firedAt`, and its epoch is that grant's; exactly one
+//!   `leadership_lost` (with the grant's epoch) in the call whose clock
+//!   reaches the grant's `validUntil` or that revokes it, and none
+//!   otherwise;
+//! - overlap (`O`): the harness keeps every schedule's fires in flight from
+//!   the command stream (made under a policy other than `allow`; ended by a
+//!   terminal job event, `FireSettled`, `fire_unsettled`, or a
+//!   `cancel_previous` fire). An `overlap` skip or `fire_buffered` needs a
+//!   policy that holds back (`skip`, `buffer_one`) and a fire in flight; a
+//!   grid, manual or backfill fire under such a policy needs nothing surely
+//!   in flight; a `cancel_previous` fire must cancel every previous local
+//!   job in the same call; a trigger answering `fire: null` and a backfill
+//!   skipping need a policy that holds back. Where an upsert in the same
+//!   call changes the policy, both the old and the new one are allowed;
+//! - incarnations (`R`): no fire or skip of a schedule that does not exist;
+//!   a fire's `version` is one of the current incarnation's;
 //! - pause: the harness records every interval during which a schedule was
 //!   paused (from the status getter); no grid fire has its nominal time
 //!   inside one, and no `paused` skip has a boundary outside all of them;
@@ -35,7 +50,10 @@
 //! - [`Checker::replay_from_start`]: the journal replayed on the initial
 //!   snapshot reproduces the command stream and the state byte for byte.
 //!
-//! Every failure message starts with a tag naming the invariant.
+//! Every failure message starts with a tag naming the invariant (asserted
+//! by `tests/planted_bugs.rs`; [`Checker::self_check`] turns the engine's
+//! own invariant check off there, so the checks from outside must find a
+//! planted bug alone).
 
 use crate::accounting::{Accounting, Grid};
 use chime_core::FireKind;
