@@ -25,7 +25,8 @@
 //! engine state identical); the run continues on the restored engine. At
 //! the end the whole journal is replayed from the initial snapshot. After
 //! every input the shared [`Checker`] checks every invariant it documents
-//! (accounting, fire ids, jobs, leadership, pause intervals, jitter,
+//! (accounting, fire ids, jobs, leadership and `leadership_lost`, overlap
+//! outcomes, incarnations, pause intervals, jitter,
 //! backfill, `too_old`, stateless refusals, command bound); here, every job
 //! live or terminal exactly once; at every snapshot: JSON round trip
 //! byte-identical.
