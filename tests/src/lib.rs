@@ -6,6 +6,7 @@ pub mod checker;
 pub mod dst;
 pub mod golden;
 pub mod scenario;
+pub mod sim;
 pub mod specgen;
 
 /// The README's Rust snippets compile and run (`cargo test --doc`).

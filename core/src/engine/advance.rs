@@ -9,6 +9,8 @@
 
 use crate::engine::Engine;
 use crate::engine::fire::Offer;
+#[cfg(feature = "testing")]
+use crate::engine::planted::PlantedBug;
 use crate::schedule::catchup;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
@@ -31,7 +33,12 @@ impl Engine {
             now
         };
         self.clock = now;
-        if !self.config.standalone {
+        // Planted (tests only): a grant that never runs out.
+        #[cfg(feature = "testing")]
+        let never_expires = self.planted(PlantedBug::LeadershipNeverExpires);
+        #[cfg(not(feature = "testing"))]
+        let never_expires = false;
+        if !self.config.standalone && !never_expires {
             self.leadership.expire(now, &mut self.out);
         }
         let (limits, seed) = (&self.config.limits, self.config.seed);
@@ -161,12 +168,19 @@ impl Engine {
     /// Returns whether a boundary fired.
     fn step(&mut self, idx: u32) -> bool {
         let (now, seed) = (self.clock, self.config.seed);
+        // Planted (tests only): a paused schedule on the plain path fires.
+        #[cfg(feature = "testing")]
+        let keep_firing = self.planted(PlantedBug::PausedKeepFiring);
+        #[cfg(not(feature = "testing"))]
+        let keep_firing = false;
         let s = self.schedules.at_mut(idx);
         let c = s.cursor.expect("indexed schedule has a cursor");
         let next = s.next_boundary(c);
         let backlog = next.is_some_and(|n| s.due_of(seed, n) <= now);
         let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
-        let plain = !s.is_paused() && s.pause_log().is_empty() && s.due_at.as_millis() >= cutoff;
+        let plain = (keep_firing || !s.is_paused())
+            && s.pause_log().is_empty()
+            && s.due_at.as_millis() >= cutoff;
         if !plain || backlog {
             catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
             if s.cursor != Some(c) {
@@ -175,7 +189,10 @@ impl Engine {
                 return false;
             }
         }
-        assert!(!s.segment_at(c).0, "a paused boundary is never offered");
+        assert!(
+            keep_firing || !s.segment_at(c).0,
+            "a paused boundary is never offered"
+        );
         let reason = if backlog {
             FireReason::Catchup
         } else {

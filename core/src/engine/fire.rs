@@ -4,6 +4,8 @@
 //! the external queue's `lease_ms` passes).
 
 use crate::engine::Engine;
+#[cfg(feature = "testing")]
+use crate::engine::planted::PlantedBug;
 use crate::schedule::{Buffered, FireTarget, InFlight};
 use crate::time::Timestamp;
 use crate::wire::command::{CancelReason, Command, Event, Fire, FireReason};
@@ -37,6 +39,16 @@ impl Engine {
         reason: FireReason,
         overlap: Overlap,
     ) -> Offer {
+        // Planted (tests only): `allow` and `cancel_previous` act as `skip`.
+        #[cfg(feature = "testing")]
+        let overlap = match overlap {
+            Overlap::Allow | Overlap::CancelPrevious
+                if self.planted(PlantedBug::OverlapAlwaysSkip) =>
+            {
+                Overlap::Skip
+            }
+            other => other,
+        };
         let s = self.schedules.at_mut(idx);
         if !s.in_flight().is_empty() {
             match overlap {

@@ -110,6 +110,10 @@ pub(crate) struct Schedules {
     /// Highest manual/backfill fire sequence of any removed schedule: a
     /// schedule created later continues above it, so fire ids never repeat.
     pub seq_floor: u64,
+    /// Planted bug `DueIndexMissesRemoval` (tests only, set by
+    /// `Engine::plant`): `remove` leaves the due-index entry behind.
+    #[cfg(feature = "testing")]
+    pub keep_due_on_remove: bool,
 }
 
 impl Schedules {
@@ -353,7 +357,13 @@ impl Schedules {
     /// Removes a schedule and every index entry of it.
     pub(crate) fn remove(&mut self, name: &str) -> Option<Schedule> {
         let idx = self.by_name.remove(name)?;
-        self.unindex(idx);
+        #[cfg(feature = "testing")]
+        let keep_due = self.keep_due_on_remove;
+        #[cfg(not(feature = "testing"))]
+        let keep_due = false;
+        if !keep_due {
+            self.unindex(idx);
+        }
         let s = self.slab[idx as usize].take().expect("live slab slot");
         for f in s.in_flight() {
             if let Some(d) = f.deadline {
