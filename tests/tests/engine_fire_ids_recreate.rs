@@ -156,7 +156,7 @@ fn ids_and_versions_stay_unique_across_snapshot_restore() {
     h.check_replay();
 
     // Restore after the removal, then re-create.
-    let mut h = Harness::restored(&h.engine.snapshot().to_json());
+    h.restart();
     assert_eq!(upsert(&mut h, T0, "2"), 3);
     let (m2, fm2) = trigger(&mut h, T0);
     let (b2, fb2) = backfill_3h(&mut h, T0);
