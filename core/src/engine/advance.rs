@@ -143,6 +143,13 @@ impl Engine {
 
     /// Processes due boundaries within the per-advance budgets.
     fn fire_due(&mut self) {
+        self.fire_due_loop();
+        self.schedules.flush_due();
+    }
+
+    /// The loop of [`Engine::fire_due`]; re-indexed schedules due later
+    /// than the clock are inserted after it.
+    fn fire_due_loop(&mut self) {
         let now = self.clock;
         let (mut fires, mut steps) = (0u32, 0usize);
         self.backlog = false;
@@ -185,7 +192,7 @@ impl Engine {
             catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
             if s.cursor != Some(c) {
                 // Skipped up to a later boundary: it is popped again when due.
-                self.schedules.index(idx);
+                self.schedules.index_after(idx, now);
                 return false;
             }
         }
@@ -212,7 +219,7 @@ impl Engine {
             self.skips.add(&s.name, reason, 1, c, c);
         }
         s.move_cursor(c, next, seed, &mut self.out);
-        self.schedules.index(idx);
+        self.schedules.index_after(idx, now);
         matches!(offer, Offer::Fired)
     }
 }
