@@ -139,9 +139,7 @@ impl Schedules {
 
     /// A schedule by slab index (must exist).
     pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Schedule {
-        self.slab[idx as usize]
-            .as_mut()
-            .expect("live slab slot")
+        self.slab[idx as usize].as_mut().expect("live slab slot")
     }
 
     /// Schedules in name order.
