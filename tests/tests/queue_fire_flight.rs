@@ -93,7 +93,7 @@ fn every_end_of_a_fire_job_ends_the_flight() {
         token: claimed[0].token,
     };
     h.ok(T + 40_001, done);
-    assert_eq!(in_flight(&h), [f4.clone()]);
+    assert_eq!(in_flight(&h), [f4]);
     // Nothing before the lease ends.
     let cmds = h.advance(T + 44_999);
     assert!(cmds.is_empty());

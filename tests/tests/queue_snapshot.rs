@@ -58,6 +58,9 @@ fn busy() -> Harness {
     h
 }
 
+/// A change to a snapshot's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 fn drain(e: &mut Engine) -> Vec<Command> {
     std::iter::from_fn(|| e.poll_command()).collect()
 }
@@ -110,7 +113,7 @@ fn a_contradictory_queue_state_is_refused() {
             .unwrap()
     };
     let (available, any) = (first_in("available"), first_in("completed"));
-    let edits: [Box<dyn Fn(&mut Value)>; 4] = [
+    let edits: [Edit; 4] = [
         Box::new(|v| v["queues"]["lastJob"] = 2.into()),
         Box::new(|v| v["queues"]["lastToken"] = 1.into()),
         Box::new(move |v| v["queues"]["jobs"][&any]["queue"] = "gone".into()),
