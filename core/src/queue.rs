@@ -35,8 +35,6 @@ mod backoff;
 mod dedup;
 mod lifecycle;
 mod store;
-#[cfg(test)]
-mod tests;
 mod view;
 
 use crate::time::Timestamp;

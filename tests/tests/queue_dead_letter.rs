@@ -1,5 +1,10 @@
-//! Out of attempts: dead-lettered (kept, listable, redrivable, purgeable)
-//! or, with `deadLetter: false`, dropped; both reported.
+//! Out of attempts (the queue's `maxAttempts` or the job's own):
+//! dead-lettered (kept, listable, redrivable, purgeable) or, with
+//! `deadLetter: false`, dropped; both reported. A dead letter is not
+//! forgotten by retention, and its key is remembered for the window after
+//! its death. Redrive makes jobs available at once with their attempts
+//! reset, the oldest death first, and is refused as a whole when it would
+//! pass the live-job limit.
 
 use chime_core::{
     Command, EnqueueRequest, Event, Input, JobId, JobState, Payload, QueueConfig, Reply,
@@ -180,5 +185,159 @@ fn purge_removes_dead_letters_before_an_instant() {
     assert_eq!(
         h.run(T + 6_000, unknown).0.unwrap_err().code(),
         "unknown_queue"
+    );
+}
+
+#[test]
+fn a_redriven_job_runs_now_oldest_death_first() {
+    let mut h = Harness::standalone();
+    queue(&mut h, "dl", true);
+    let ids: Vec<JobId> = (0..3)
+        .map(|i| exhaust(&mut h, T + 100 * i, "dl").0)
+        .collect();
+    let unknown = Input::Redrive {
+        queue: "dl".into(),
+        job: Some(JobId(99)),
+    };
+    assert_eq!(h.run(T + 500, unknown).0.unwrap_err().code(), "unknown_job");
+    let one = Input::Redrive {
+        queue: "dl".into(),
+        job: Some(ids[1]),
+    };
+    h.ok(T + 500, one);
+    let info = h.engine.job(ids[1]).unwrap();
+    assert_eq!(
+        (info.state, info.attempt, info.run_at, info.finished_at),
+        (JobState::Available, 0, t(T + 500), None)
+    );
+    let all = Input::Redrive {
+        queue: "dl".into(),
+        job: None,
+    };
+    h.ok(T + 600, all);
+    let order: Vec<JobId> = h
+        .claim(T + 600, "dl", 10, None)
+        .iter()
+        .map(|c| c.job)
+        .collect();
+    assert_eq!(
+        order,
+        [ids[1], ids[0], ids[2]],
+        "redriven first, then oldest death first"
+    );
+    let purge = Input::PurgeDead {
+        queue: "dl".into(),
+        before: None,
+    };
+    assert_eq!(
+        h.ok(T + 600, purge).0,
+        Reply::Count {
+            count: 0,
+            keys_dropped: 0
+        }
+    );
+}
+
+#[test]
+fn redrive_all_is_refused_as_a_whole_beyond_the_live_job_limit() {
+    let mut h = Harness::new(chime_core::EngineConfig {
+        limits: chime_core::Limits {
+            live_jobs: 2,
+            ..chime_core::Limits::default()
+        },
+        ..chime_core::EngineConfig::default()
+    });
+    queue(&mut h, "dl", true);
+    for i in 0..3 {
+        exhaust(&mut h, T + i, "dl");
+    }
+    let all = || Input::Redrive {
+        queue: "dl".into(),
+        job: None,
+    };
+    let before = h.engine.snapshot().to_json();
+    let (reply, cmds) = h.run(T + 2, all());
+    assert_eq!(
+        reply.unwrap_err(),
+        chime_core::Error::LimitExceeded {
+            what: "live_jobs",
+            limit: 2
+        }
+    );
+    assert!(cmds.is_empty());
+    assert_eq!(h.engine.snapshot().to_json(), before, "not one redriven");
+    let purge = Input::PurgeDead {
+        queue: "dl".into(),
+        before: Some(t(T + 1)),
+    };
+    h.ok(T + 2, purge);
+    assert!(matches!(
+        h.ok(T + 2, all()).0,
+        Reply::Count { count: 2, .. }
+    ));
+}
+
+#[test]
+fn dead_letters_outlive_retention_and_keep_their_key_for_the_window() {
+    let mut h = Harness::standalone();
+    queue(&mut h, "dl", true);
+    let mut req = EnqueueRequest::new("dl", Payload::null());
+    req.key = Some("k".into());
+    h.ok(T, Input::Enqueue(req.clone()));
+    let c = h.claim_one(T, "dl");
+    let fail = Input::Fail {
+        job: c.job,
+        token: c.token,
+        error: "x".into(),
+        retry_at: None,
+    };
+    h.ok(T, fail);
+    // The key is remembered for the window (24 h) after the death.
+    let again = h.ok(T + 1, Input::Enqueue(req.clone())).0;
+    assert_eq!(
+        again,
+        Reply::Enqueued {
+            job: c.job,
+            deduplicated: true
+        }
+    );
+    const DAY: i64 = 24 * 3_600_000;
+    h.advance(T + 10 * DAY);
+    assert_eq!(
+        h.engine.job(c.job).unwrap().state,
+        JobState::Dead,
+        "not pruned"
+    );
+    let Reply::Enqueued { job, deduplicated } = h.ok(T + 10 * DAY, Input::Enqueue(req)).0 else {
+        panic!()
+    };
+    assert!(!deduplicated && job != c.job);
+}
+
+#[test]
+fn a_per_job_max_attempts_overrides_the_queue_and_a_retry_at_does_not_revive() {
+    let mut h = Harness::standalone();
+    queue(&mut h, "drop", false);
+    let mut q = QueueConfig::new("drop");
+    q.dead_letter = false;
+    h.ok(T, Input::DeclareQueue(q)); // five attempts again
+    let mut req = EnqueueRequest::new("drop", Payload::null());
+    req.max_attempts = Some(1);
+    h.ok(T, Input::Enqueue(req));
+    let c = h.claim_one(T, "drop");
+    assert_eq!(h.engine.job(c.job).unwrap().max_attempts, 1);
+    let fail = Input::Fail {
+        job: c.job,
+        token: c.token,
+        error: "x".into(),
+        retry_at: Some(t(T + 2)),
+    };
+    assert_eq!(
+        h.ok(T + 1, fail).0,
+        Reply::Job {
+            job: c.job,
+            state: JobState::Dropped,
+            run_at: None
+        }
     );
 }

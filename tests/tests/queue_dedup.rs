@@ -1,5 +1,6 @@
-//! Idempotency keys: within the window (live and finished jobs), after
-//! the window, after retention pruned the job, and per queue.
+//! Idempotency keys: within the window (live, claimed and finished jobs),
+//! after the window, after retention pruned the job, and per queue; the
+//! key's expiry is work `poll_timeout()` names.
 
 use chime_core::{EnqueueRequest, Input, JobId, Payload, QueueConfig, Reply};
 use chime_tests::scenario::*;
@@ -75,4 +76,24 @@ fn keys_are_per_queue() {
     assert_eq!(enqueue(&mut h, T, "mail", "k", "{}"), (1, false));
     assert_eq!(enqueue(&mut h, T, "other", "k", "{}"), (2, false));
     assert_eq!(enqueue(&mut h, T, "other", "k", "{}"), (2, true));
+}
+
+#[test]
+fn a_claimed_job_is_returned_and_the_key_expiry_is_due_work() {
+    let mut h = setup();
+    enqueue(&mut h, T, "mail", "k", "{}");
+    let c = h.claim_one(T + 1, "mail");
+    assert_eq!(enqueue(&mut h, T + 2, "mail", "k", "{}"), (1, true));
+    let done = Input::Complete {
+        job: c.job,
+        token: c.token,
+    };
+    h.ok(T + 100, done);
+    // Retention (10 s) first, then the key's window (60 s).
+    assert_eq!(h.engine.poll_timeout(), Some(t(T + 10_100)));
+    h.advance(T + 10_100);
+    assert_eq!(h.engine.poll_timeout(), Some(t(T + 60_100)));
+    h.advance(T + 60_100);
+    assert_eq!(h.engine.poll_timeout(), None, "the key is forgotten");
+    assert_eq!(enqueue(&mut h, T + 60_100, "mail", "k", "{}"), (2, false));
 }

@@ -1,6 +1,7 @@
 //! Fencing: every claim issues a new token; after a re-claim the old
 //! token is `lease_lost` for heartbeat, complete and fail, and the
-//! rejected call changes nothing (the snapshot is byte-identical).
+//! rejected call changes nothing (the snapshot is byte-identical); a job
+//! that does not exist is `unknown_job`.
 
 use chime_core::{EnqueueRequest, Input, JobState, LeaseToken, Payload, QueueConfig, Reply};
 use chime_tests::scenario::*;
@@ -65,6 +66,13 @@ fn a_stale_token_after_a_reclaim_is_fenced_off() {
         token: LeaseToken(999),
     };
     assert_eq!(h.run(run_at, bogus).0.unwrap_err().code(), "lease_lost");
+    // A job that does not exist is unknown, whatever the token.
+    let unknown = Input::Heartbeat {
+        job: chime_core::JobId(77),
+        token: new.token,
+        lease_ms: None,
+    };
+    assert_eq!(h.run(run_at, unknown).0.unwrap_err().code(), "unknown_job");
     // The current holder is unaffected.
     let done = Input::Complete {
         job: new.job,

@@ -2,9 +2,7 @@
 //! retried with backoff, and dead-lettered once attempts run out; a
 //! heartbeat moves the deadline.
 
-use chime_core::{
-    Command, EnqueueRequest, Event, Input, JobId, JobState, Payload, QueueConfig, Reply,
-};
+use chime_core::{EnqueueRequest, Event, Input, JobId, JobState, Payload, QueueConfig, Reply};
 use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
@@ -60,9 +58,26 @@ fn expiry_is_a_failed_attempt_then_a_dead_letter() {
     let c2 = claim(&mut h, now);
     assert_eq!(c2.attempt, 2);
     let cmds = h.advance(now + 10_000);
-    assert!(
-        cmds.iter()
-            .any(|c| matches!(c, Command::Event(Event::JobDead { attempts: 2, .. })))
+    assert_eq!(
+        events(&cmds),
+        [
+            &Event::LeaseExpired {
+                job: JobId(1),
+                queue: "q".into(),
+                attempt: 2
+            },
+            &Event::JobDead {
+                job: JobId(1),
+                queue: "q".into(),
+                attempts: 2
+            },
+        ]
+    );
+    let dead = h.engine.dead_letters("q", 10);
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        (dead[0].id, dead[0].state, dead[0].last_error.as_deref()),
+        (JobId(1), JobState::Dead, Some("lease_expired"))
     );
     let st = h.engine.queue_stats("q").unwrap();
     assert_eq!((st.dead, st.totals.expired, st.totals.retried), (1, 2, 1));

@@ -1,6 +1,7 @@
 //! Retry timing with the default backoff (base 5 s, cap 1 h, equal
 //! jitter): the exact bounds per attempt, determinism for one seed, a
-//! different spread for another seed, and the `retryAt` override.
+//! different spread for another seed, and the `retryAt` override; a retry
+//! is reported (`job_retried`) and its time is what `poll_timeout()` names.
 
 use chime_core::{EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, Reply};
 use chime_tests::scenario::*;
@@ -120,4 +121,42 @@ fn retry_at_overrides_the_backoff_and_the_past_means_now() {
         panic!()
     };
     assert_eq!((state.as_str(), run_at), ("available", Some(t(now))));
+}
+
+#[test]
+fn a_retry_is_reported_and_is_the_next_work() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    let c = h.claim_one(T, "q");
+    let fail = Input::Fail {
+        job: c.job,
+        token: c.token,
+        error: "boom".into(),
+        retry_at: None,
+    };
+    let (reply, cmds) = h.ok(T + 1, fail);
+    let Reply::Job {
+        run_at: Some(run_at),
+        ..
+    } = reply
+    else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(
+        events(&cmds),
+        [&chime_core::Event::JobRetried {
+            job: c.job,
+            queue: "q".into(),
+            attempt: 1,
+            run_at,
+            error: "boom".into(),
+        }]
+    );
+    assert_eq!(h.engine.poll_timeout(), Some(run_at));
+    let info = h.engine.job(c.job).unwrap();
+    assert_eq!(
+        (info.run_at, info.last_error.as_deref()),
+        (run_at, Some("boom"))
+    );
+    assert_eq!(h.engine.queue_stats("q").unwrap().totals.retried, 1);
 }

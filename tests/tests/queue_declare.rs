@@ -1,0 +1,104 @@
+//! `DeclareQueue` replies `created`/`changed`: a new queue, an identical
+//! re-declaration (nothing changes) and a changed config, which applies to
+//! later claims. A queue created implicitly gets the defaults with the
+//! retention count clamped to `limits.completedPerQueue`. A local queue
+//! holding live jobs cannot become `external` (`invalid_input`, nothing
+//! changes); one holding only retained history can, keeps it through a
+//! snapshot, and retention still forgets it.
+
+use chime_core::{
+    EngineConfig, EnqueueRequest, Input, JobState, Limits, Payload, QueueConfig, QueueMode, Reply,
+};
+use chime_tests::scenario::*;
+
+const T: i64 = 1_000_000_000_000;
+const DAY: i64 = 24 * 3_600_000;
+
+fn declared(created: bool, changed: bool) -> Reply {
+    Reply::QueueDeclared { created, changed }
+}
+
+fn complete_one(h: &mut Harness, now: i64) -> chime_core::JobId {
+    h.ok(
+        now,
+        Input::Enqueue(EnqueueRequest::new("q", Payload::null())),
+    );
+    let c = h.claim_one(now, "q");
+    let done = Input::Complete {
+        job: c.job,
+        token: c.token,
+    };
+    h.ok(now, done);
+    c.job
+}
+
+#[test]
+fn created_unchanged_changed() {
+    let mut h = Harness::standalone();
+    let cfg = QueueConfig::new("q");
+    assert_eq!(
+        h.ok(T, Input::DeclareQueue(cfg.clone())).0,
+        declared(true, true)
+    );
+    assert_eq!(
+        h.ok(T, Input::DeclareQueue(cfg.clone())).0,
+        declared(false, false)
+    );
+    let mut shorter = cfg.clone();
+    shorter.lease_ms = 5;
+    assert_eq!(
+        h.ok(T, Input::DeclareQueue(shorter)).0,
+        declared(false, true)
+    );
+    h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    assert_eq!(
+        h.claim_one(T + 1, "q").deadline,
+        t(T + 6),
+        "new lease applies"
+    );
+}
+
+#[test]
+fn a_queue_holding_jobs_cannot_become_external() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    let mut ext = QueueConfig::new("q");
+    ext.mode = QueueMode::External;
+    let before = h.engine.snapshot().to_json();
+    let (reply, cmds) = h.run(T, Input::DeclareQueue(ext));
+    assert_eq!(reply.unwrap_err().code(), "invalid_input");
+    assert!(cmds.is_empty());
+    assert_eq!(h.engine.snapshot().to_json(), before);
+    assert_eq!(h.claim(T, "q", 1, None).len(), 1, "still local");
+}
+
+#[test]
+fn implicit_retention_is_clamped_to_the_limit() {
+    let mut h = Harness::new(EngineConfig {
+        limits: Limits {
+            completed_per_queue: 2,
+            ..Limits::default()
+        },
+        ..EngineConfig::default()
+    });
+    let ids: Vec<_> = (0..3).map(|i| complete_one(&mut h, T + i)).collect();
+    assert!(h.engine.job(ids[0]).is_none(), "count bound of 2");
+    assert_eq!(h.engine.queue_stats("q").unwrap().completed, 2);
+}
+
+#[test]
+fn retained_history_survives_a_switch_to_external() {
+    let mut h = Harness::standalone();
+    let id = complete_one(&mut h, T);
+    let mut ext = QueueConfig::new("q");
+    ext.mode = QueueMode::External;
+    assert_eq!(
+        h.ok(T + 1, Input::DeclareQueue(ext)).0,
+        declared(false, true)
+    );
+    h.restart();
+    assert_eq!(h.engine.job(id).unwrap().state, JobState::Completed);
+    h.advance(T + DAY);
+    assert!(h.engine.job(id).is_none(), "retention still applies");
+    h.check_replay();
+}

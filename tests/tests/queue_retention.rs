@@ -1,0 +1,70 @@
+//! Retention of finished jobs: a queue keeps at most
+//! `retention.completedMax` completed (cancelled, dropped) jobs, the
+//! oldest forgotten first, and each for `retention.completedMs` after it
+//! finished; `poll_timeout()` names the next expiry. Lowering the count
+//! bound trims at once. The totals are not affected by forgetting.
+
+use chime_core::{EnqueueRequest, Input, JobId, JobState, Payload, QueueConfig, Reply};
+use chime_tests::scenario::*;
+
+const T: i64 = 1_000_000_000_000;
+
+fn config(completed_max: u32) -> QueueConfig {
+    let mut q = QueueConfig::new("q");
+    q.retention.completed_max = completed_max;
+    q.retention.completed_ms = 1_000;
+    q
+}
+
+fn complete_one(h: &mut Harness, now: i64) -> JobId {
+    h.ok(
+        now,
+        Input::Enqueue(EnqueueRequest::new("q", Payload::null())),
+    );
+    let c = h.claim_one(now, "q");
+    let done = Input::Complete {
+        job: c.job,
+        token: c.token,
+    };
+    h.ok(now, done);
+    c.job
+}
+
+#[test]
+fn by_count_and_by_age() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::DeclareQueue(config(2)));
+    let ids: Vec<JobId> = (0..3).map(|i| complete_one(&mut h, T + i)).collect();
+    assert!(h.engine.job(ids[0]).is_none(), "count bound");
+    assert_eq!(h.engine.queue_stats("q").unwrap().completed, 2);
+    assert_eq!(h.engine.poll_timeout(), Some(t(T + 1_001)));
+    h.advance(T + 1_001);
+    assert!(h.engine.job(ids[1]).is_none(), "age bound");
+    assert_eq!(h.engine.job(ids[2]).unwrap().state, JobState::Completed);
+    h.advance(T + 1_002);
+    assert!(h.engine.job(ids[2]).is_none());
+    assert_eq!(h.engine.poll_timeout(), None);
+    assert_eq!(h.engine.queue_stats("q").unwrap().totals.completed, 3);
+}
+
+#[test]
+fn lowering_the_count_bound_trims_at_once() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::DeclareQueue(config(2)));
+    let ids: Vec<JobId> = (0..2).map(|_| complete_one(&mut h, T)).collect();
+    let (reply, cmds) = h.ok(T, Input::DeclareQueue(config(0)));
+    assert_eq!(
+        reply,
+        Reply::QueueDeclared {
+            created: false,
+            changed: true
+        }
+    );
+    assert!(cmds.is_empty());
+    assert!(ids.iter().all(|&id| h.engine.job(id).is_none()));
+    let s = h.engine.queue_stats("q").unwrap();
+    assert_eq!((s.completed, s.totals.completed), (0, 2));
+    // With a bound of zero a job is forgotten as it finishes.
+    let id = complete_one(&mut h, T + 1);
+    assert!(h.engine.job(id).is_none());
+}
