@@ -605,6 +605,21 @@ impl Zone {
         })
     }
 
+    /// The smallest and largest offset in force anywhere in `[lo, hi]`.
+    pub fn offset_range(&self, lo: i64, hi: i64) -> (i64, i64) {
+        let first = self.offset(lo);
+        let (mut min, mut max) = (first, first);
+        for t in self.transitions_after(lo) {
+            if t > hi {
+                break;
+            }
+            let o = self.offset(t);
+            min = min.min(o);
+            max = max.max(o);
+        }
+        (min, max)
+    }
+
     /// A stretch of constant offset around `u`: `(lo, hi, offset)`.
     fn stretch(&self, u: i64) -> (i64, i64, i64) {
         let off = self.offset(u);
@@ -967,7 +982,7 @@ impl Oracle {
                     .saturating_add(i64::from(self.horizon_years) * YEAR_SECS)
                     .min(LAST_SECS);
                 let mut lo = from - 1;
-                let mut chunk = DAY;
+                let mut chunk = 3600;
                 while lo < last {
                     let hi = lo.saturating_add(chunk).min(last);
                     let mut found = None;
@@ -998,14 +1013,7 @@ impl Oracle {
                 .collect();
         };
         // Offsets in force over the window (and a day around it).
-        let mut offs = vec![zone.offset(lo - DAY)];
-        for t in zone.transitions_after(lo - DAY) {
-            if t > hi + DAY {
-                break;
-            }
-            offs.push(zone.offset(t));
-        }
-        let (min_off, max_off) = (*offs.iter().min().unwrap(), *offs.iter().max().unwrap());
+        let (min_off, max_off) = zone.offset_range(lo - DAY, hi + DAY);
         let (c_lo, c_hi) = (lo + 1 + min_off, hi + max_off);
         let (first, step) = if cron.secs.count_ones() == 1 {
             let s0 = i64::from(cron.secs.trailing_zeros());
@@ -1032,7 +1040,11 @@ impl Oracle {
 }
 
 /// Boundaries of a cron spec in `(lo, hi]` (seconds), ascending, by
-/// expanding matching civil days in chunks of at most 32 days.
+/// expanding matching civil days in chunks of at most 32 days. Only the
+/// civil times that can resolve into a chunk are expanded: those between
+/// the chunk's ends plus the smallest and the largest offset in force
+/// around it (a gap time resolves to its transition `T` and lies within
+/// `[T + before, T + after)`, so it is covered too).
 fn cron_between(
     cron: &Cron,
     zone: &Zone,
@@ -1048,18 +1060,29 @@ fn cron_between(
     let mut a = lo;
     while a < hi {
         let b = a.saturating_add(32 * DAY).min(hi);
-        // Civil days whose instants can fall in (a, b]: offsets are within
-        // ±1 day, gap shifts too.
-        let (d0, d1) = (a.div_euclid(DAY) - 2, b.div_euclid(DAY) + 2);
+        let (min_off, max_off) = zone.offset_range(a - DAY, b + DAY);
+        let (c_lo, c_hi) = (a + 1 + min_off, b + max_off);
         buf.clear();
-        let mut day = cron.skip_to_candidate_month(d0, d1);
+        let d1 = c_hi.div_euclid(DAY);
+        let mut day = cron.skip_to_candidate_month(c_lo.div_euclid(DAY), d1);
         while day <= d1 {
             if cron.day_matches(day) {
                 let quiet = zone.quiet_offset(day);
                 for &h in &hours {
+                    let ch = day * DAY + h * 3600;
+                    if ch + 3599 < c_lo || ch > c_hi {
+                        continue;
+                    }
                     for &m in &mins {
+                        let cm = ch + m * 60;
+                        if cm + 59 < c_lo || cm > c_hi {
+                            continue;
+                        }
                         for &s in &secs {
-                            let c = day * DAY + h * 3600 + m * 60 + s;
+                            let c = cm + s;
+                            if c < c_lo || c > c_hi {
+                                continue;
+                            }
                             let mut push = |u: i64| {
                                 if a < u && u <= b {
                                     buf.push(u);
