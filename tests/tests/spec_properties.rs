@@ -208,6 +208,9 @@ impl Reach {
             self.results.get(),
         );
         assert!(cases > 0);
+        if cases < 200 {
+            return; // too few for the percentages to be stable
+        }
         assert!(
             nonempty * 100 >= cases * 80,
             "{name}: only {nonempty} of {cases} cases compared non-empty results"
