@@ -8,13 +8,16 @@
 //! for every schedule, that every grid boundary from the start of each grid
 //! up to the cursor was fired or skipped **exactly once** (a buffered grid
 //! fire is the one allowed gap while it waits), and that no fire id was
-//! emitted twice.
+//! emitted twice. Grid boundaries come from the independent oracle
+//! ([`crate::oracle`]), never from chime's own spec code.
 
-use chime_core::{Command, EngineConfig, Event, ScheduleDef, ScheduleStatus, Timestamp};
-use chime_core::{Spec, SpecOptions};
+use crate::oracle::{Kind, Oracle};
+use chime_core::{Command, EngineConfig, Event, ScheduleDef, ScheduleStatus};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The boundaries of one spec.
+/// The boundaries of one spec, from the independent oracle
+/// ([`crate::oracle`]): never from chime's own parser or walk.
 #[derive(Clone, Debug)]
 pub enum Grid {
     /// `@every`: `offset + k · period`.
@@ -24,54 +27,69 @@ pub enum Grid {
         /// Phase (ms, `0..period`).
         offset: i64,
     },
-    /// Anything else: walked with `Spec::next_after`.
-    Walk(Box<Spec>),
+    /// Anything else (cron, `@at`): enumerated by the oracle.
+    Walk(Box<Walk>),
 }
 
-impl Grid {
-    /// The grid of a definition under `config`.
-    pub fn of(def: &ScheduleDef, config: &EngineConfig) -> Grid {
-        let opts = SpecOptions {
-            tz: def.tz.clone(),
-            dst: def.dst,
-            min_interval_ms: config.min_interval_ms,
-            horizon_years: config.horizon_years,
-        };
-        let spec = Spec::parse(&def.spec, &opts).expect("a valid spec");
-        if def
-            .spec
-            .trim_start()
-            .to_ascii_lowercase()
-            .starts_with("@every")
+/// A cron or `@at` grid: the oracle and a cache of the boundaries it
+/// enumerated last, so walking boundary by boundary stays cheap.
+#[derive(Clone, Debug)]
+pub struct Walk {
+    oracle: Oracle,
+    /// Every boundary in `(lo, hi]`, ascending.
+    cache: RefCell<(i64, i64, Vec<i64>)>,
+}
+
+impl Walk {
+    fn first_after(&self, x: i64) -> i64 {
         {
-            let a = spec.next_after(Timestamp::MIN).unwrap().as_millis();
-            let b = spec.next_after(Timestamp::from_millis(a).unwrap()).unwrap();
-            let period = b.as_millis() - a;
+            let c = self.cache.borrow();
+            if c.0 <= x && x < c.1 {
+                let i = c.2.partition_point(|&b| b <= x);
+                if let Some(&b) = c.2.get(i) {
+                    return b;
+                }
+            }
+        }
+        let Some(n) = self.oracle.next_after(x) else {
+            return i64::MAX;
+        };
+        let hi = n.saturating_add(DAY_MS);
+        let all = self.oracle.between(x, hi);
+        debug_assert_eq!(all.first(), Some(&n));
+        *self.cache.borrow_mut() = (x, hi, all);
+        n
+    }
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+impl Grid {
+    /// The grid of a definition under `config`, from the spec text.
+    pub fn of(def: &ScheduleDef, config: &EngineConfig) -> Grid {
+        let oracle = Oracle::parse(&def.spec, def.tz.as_deref(), def.dst, config.horizon_years)
+            .unwrap_or_else(|e| panic!("the oracle rejects {:?}: {e}", def.spec));
+        if let Kind::Every { interval, offset } = oracle.kind {
             return Grid::Every {
-                period,
-                offset: a.rem_euclid(period),
+                period: interval,
+                offset,
             };
         }
-        Grid::Walk(Box::new(spec))
+        Grid::Walk(Box::new(Walk {
+            oracle,
+            cache: RefCell::new((0, 0, Vec::new())),
+        }))
     }
 
     fn on_grid(&self, b: i64) -> bool {
         match self {
             Grid::Every { period, offset } => (b - offset).rem_euclid(*period) == 0,
-            Grid::Walk(spec) => {
-                let before = Timestamp::from_millis(b - 1).unwrap();
-                spec.next_after(before).map(|t| t.as_millis()) == Some(b)
-            }
+            Grid::Walk(w) => w.first_after(b - 1) == b,
         }
     }
 
     fn next(&self, b: i64) -> i64 {
-        match self {
-            Grid::Every { period, .. } => b + period,
-            Grid::Walk(spec) => spec
-                .next_after(Timestamp::from_millis(b).unwrap())
-                .map_or(i64::MAX, |t| t.as_millis()),
-        }
+        self.first_after(b)
     }
 
     /// Boundaries in `[from, to)` (any instants).
@@ -84,18 +102,7 @@ impl Grid {
                 let below = |x: i64| (x - 1 - offset).div_euclid(*period);
                 (below(to) - below(from)) as u64
             }
-            Grid::Walk(spec) => {
-                let mut n = 0;
-                let mut b = Timestamp::from_millis(from - 1)
-                    .ok()
-                    .and_then(|x| spec.next_after(x))
-                    .map_or(i64::MAX, |t| t.as_millis());
-                while b < to {
-                    n += 1;
-                    b = self.next(b);
-                }
-                n
-            }
+            Grid::Walk(w) => w.oracle.count_between(from - 1, to - 1),
         }
     }
 
@@ -105,10 +112,7 @@ impl Grid {
             Grid::Every { period, offset } => {
                 offset + ((x - offset).div_euclid(*period) + 1) * period
             }
-            Grid::Walk(spec) => Timestamp::from_millis(x)
-                .ok()
-                .and_then(|t| spec.next_after(t))
-                .map_or(i64::MAX, |t| t.as_millis()),
+            Grid::Walk(w) => w.first_after(x),
         }
     }
 
@@ -116,14 +120,7 @@ impl Grid {
     fn count_incl(&self, from: i64, to: i64) -> u64 {
         match self {
             Grid::Every { period, .. } => ((to - from) / period + 1) as u64,
-            Grid::Walk(_) => {
-                let (mut n, mut b) = (0, from);
-                while b <= to {
-                    n += 1;
-                    b = self.next(b);
-                }
-                n
-            }
+            Grid::Walk(w) => w.oracle.count_between(from - 1, to),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod accounting;
 pub mod checker;
 pub mod dst;
 pub mod golden;
+pub mod oracle;
 pub mod scenario;
 pub mod sim;
 pub mod specgen;

@@ -232,6 +232,60 @@ pub fn cron_spec(rng: &mut Rng) -> GenSpec {
     }
 }
 
+/// A random spec in chime's whole grammar: [`cron_spec`] plus, now and
+/// then, what croner reads differently or rejects (so the differential
+/// test leaves it out): `a/s` open steps (in day-of-week they end at 6),
+/// `L-n` and `L` with `LW` in day-of-month, and macros. For the property
+/// tests against the independent oracle.
+pub fn cron_spec_full(rng: &mut Rng) -> GenSpec {
+    if rng.percent(3) {
+        let m = *rng.pick(&[
+            "@yearly",
+            "@annually",
+            "@monthly",
+            "@weekly",
+            "@daily",
+            "@midnight",
+            "@hourly",
+        ]);
+        return GenSpec {
+            text: m.to_string(),
+            fields: 5,
+        };
+    }
+    let g = cron_spec(rng);
+    let mut parts: Vec<String> = g.text.split(' ').map(str::to_string).collect();
+    let off = usize::from(g.fields >= 6);
+    if rng.percent(15) {
+        // an open step in the minute (or second) field
+        let i = if off == 1 && rng.percent(50) { 0 } else { off };
+        parts[i] = format!("{}/{}", rng.range(0, 59), rng.range(1, 30));
+    }
+    if rng.percent(10) {
+        parts[off + 1] = format!("{}/{}", rng.range(0, 23), rng.range(1, 12));
+    }
+    if rng.percent(12) {
+        parts[off + 2] = match rng.below(3) {
+            0 => format!("L-{}", rng.range(1, 30)),
+            1 => "L,LW".to_string(),
+            _ => format!("{},L-{}", rng.range(1, 28), rng.range(1, 5)),
+        };
+    }
+    if rng.percent(12) {
+        let plus = if parts[off + 2] != "*" && parts[off + 2] != "?" && rng.percent(30) {
+            "+"
+        } else {
+            ""
+        };
+        let start = *rng.pick(&["0", "1", "3", "5", "6", "7", "MON", "FRI", "SUN"]);
+        parts[off + 4] = format!("{plus}{start}/{}", rng.range(1, 7));
+    }
+    GenSpec {
+        text: parts.join(" "),
+        fields: g.fields,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

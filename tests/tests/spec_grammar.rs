@@ -1,6 +1,7 @@
 //! The cron grammar of `docs/spec.md`, as a table: valid expressions with
 //! their next civil occurrences, and invalid ones with the error they get.
 
+use chime_core::DstPolicy;
 use chime_core::testing::Civil;
 use chime_core::testing::CronSpec;
 
@@ -927,6 +928,44 @@ fn valid_specs_fire_at_the_expected_civil_times() {
         }
         if got != expected {
             failures.push(format!("{text:?}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// The same rows through the independent oracle (its own parser and
+/// calendar, `tests/src/oracle.rs`), read back as civil times in the
+/// spec's zone: the hand-written expectations hold there too, and an empty
+/// list means no occurrence at all.
+#[test]
+fn valid_specs_agree_with_the_independent_oracle() {
+    let mut failures = Vec::new();
+    for &(text, start, expected) in VALID {
+        let oracle = chime_tests::oracle::Oracle::parse(text, None, DstPolicy::default(), 100)
+            .unwrap_or_else(|e| panic!("the oracle rejects {text:?}: {e}"));
+        let from = local(if start.is_empty() { START } else { start });
+        let mut got = Vec::new();
+        // From the second before civil `from` (in the spec's zone), as the
+        // rows count `from` itself.
+        use chime_tests::oracle::Civil;
+        let before = match oracle.cron().map(|(_, zone, _)| zone.resolve(from - 1)) {
+            None => from - 1,
+            Some(Civil::Unique(u) | Civil::Fold(u, _)) => u,
+            Some(Civil::Gap { t }) => t - 1,
+        };
+        let mut t = before * 1000;
+        while got.len() < expected.len().max(1) {
+            let Some(next) = oracle.next_after(t) else {
+                break;
+            };
+            // Civil time in the spec's zone (UTC unless a `CRON_TZ=` prefix).
+            let u = next / 1000;
+            let off = oracle.cron().map_or(0, |(_, zone, _)| zone.offset(u));
+            got.push(civil(u + off));
+            t = next;
+        }
+        if got != expected {
+            failures.push(format!("{text:?}: expected {expected:?}, oracle {got:?}"));
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
