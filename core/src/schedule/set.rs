@@ -480,7 +480,10 @@ impl Schedules {
 
     /// Checks the indexes against the schedules (panics when broken).
     pub(crate) fn check_invariants(&self, seed: u64) {
-        assert!(self.deferred.is_empty(), "due entries held back after an advance");
+        assert!(
+            self.deferred.is_empty(),
+            "due entries held back after an advance"
+        );
         let mut indexed = 0;
         let mut unsettled = 0;
         let mut last_rank = None;
