@@ -1,0 +1,155 @@
+//! The `chime run --config` file: `[[queue]]`, `[[schedule]]` and
+//! `[[worker]]` tables. Queues and schedules are the core's own wire types
+//! (`QueueConfig`, `ScheduleDef`, camelCase keys), so the file accepts
+//! exactly what the engine does and the engine does all the validation.
+
+use crate::worker::PoolConfig;
+use chime_core::{QueueConfig, ScheduleDef};
+use serde::Deserialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// A config file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Unreadable file.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Not valid TOML, or an unknown/mistyped key.
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    /// A table the core's types reject.
+    #[error("{table} #{index}: {message}")]
+    Table {
+        /// `queue` or `schedule`.
+        table: &'static str,
+        /// 1-based position among tables of that kind.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A worker for a queue that is not declared.
+    #[error("worker #{index}: queue {queue:?} has no [[queue]] table")]
+    UnknownQueue {
+        /// 1-based.
+        index: usize,
+        /// The queue.
+        queue: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    #[serde(default)]
+    queue: Vec<toml::Value>,
+    #[serde(default)]
+    schedule: Vec<toml::Value>,
+    #[serde(default)]
+    worker: Vec<WorkerConfig>,
+}
+
+/// A `[[worker]]` table: a command run once per job of `queue`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Local queue to work.
+    pub queue: String,
+    /// argv (no shell unless you write `["sh", "-c", "..."]`).
+    pub command: Vec<String>,
+    /// Most jobs at once.
+    #[serde(default = "one")]
+    pub concurrency: usize,
+    /// Per-attempt timeout in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Grace period on stop, in milliseconds (default 10 s).
+    #[serde(default)]
+    pub grace_ms: Option<u64>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A parsed config file.
+#[derive(Clone, Debug)]
+pub struct FileConfig {
+    /// Queues to declare.
+    pub queues: Vec<QueueConfig>,
+    /// Schedules to upsert (schedules not listed are removed).
+    pub schedules: Vec<ScheduleDef>,
+    /// Command workers.
+    pub workers: Vec<WorkerConfig>,
+}
+
+impl FileConfig {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        FileConfig::parse(&text)
+    }
+
+    /// Parses TOML text.
+    pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
+        let raw: Raw = toml::from_str(text)?;
+        let queues: Vec<QueueConfig> = convert("queue", &raw.queue)?;
+        let schedules = convert("schedule", &raw.schedule)?;
+        for (i, w) in raw.worker.iter().enumerate() {
+            if !queues.iter().any(|q| q.name == w.queue) {
+                return Err(ConfigError::UnknownQueue {
+                    index: i + 1,
+                    queue: w.queue.clone(),
+                });
+            }
+        }
+        Ok(FileConfig {
+            queues,
+            schedules,
+            workers: raw.worker,
+        })
+    }
+
+    /// The pool settings of worker `w` (lease from its queue).
+    pub fn pool_config(&self, w: &WorkerConfig) -> PoolConfig {
+        let mut p = PoolConfig::new(&w.queue);
+        p.concurrency = w.concurrency.max(1);
+        p.timeout = w.timeout_ms.map(Duration::from_millis);
+        if let Some(g) = w.grace_ms {
+            p.grace = Duration::from_millis(g);
+        }
+        if let Some(q) = self.queues.iter().find(|q| q.name == w.queue) {
+            p.lease_ms = q.lease_ms;
+        }
+        p
+    }
+}
+
+/// TOML tables → the core's serde types, through JSON text (payloads are
+/// raw JSON, which only `serde_json` can produce).
+fn convert<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    values: &[toml::Value],
+) -> Result<Vec<T>, ConfigError> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let err = |message: String| ConfigError::Table {
+                table,
+                index: i + 1,
+                message,
+            };
+            let json = serde_json::to_string(v).map_err(|e| err(e.to_string()))?;
+            serde_json::from_str(&json).map_err(|e| err(e.to_string()))
+        })
+        .collect()
+}

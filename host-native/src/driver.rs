@@ -1,0 +1,370 @@
+//! The driver: one tokio task owns the engine. Each loop turn gathers the
+//! inputs that are ready (API calls from [`Handle`]s, plus an `Advance` when
+//! the engine's timer is due), appends them to the store in one commit,
+//! then handles them, executes the commands they produced and replies.
+//! Write-ahead: nothing leaves the driver before the commit returns.
+
+use crate::store::{Store, StoreError};
+use chime_core::{
+    Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp, journal,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::time::Instant;
+
+/// Longest single sleep of the driver loop (see [`Driver::run`]).
+const MAX_SLEEP_MS: i64 = 1_000;
+
+/// The source of `now`. A seam so tests run on tokio's paused clock.
+pub trait Clock: Send + Sync + 'static {
+    /// The current instant.
+    fn now(&self) -> Timestamp;
+}
+
+/// Wall-clock time (`SystemTime`). A jump backwards is clamped by the
+/// engine (reported as `clock_clamped`); one forwards fires what is due.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        Timestamp::from_millis(ms).unwrap_or(Timestamp::MAX)
+    }
+}
+
+/// A clock that follows tokio's (possibly paused) monotonic time from a
+/// fixed start: `now = start + (Instant::now() - created)`.
+#[derive(Clone, Copy, Debug)]
+pub struct TokioClock {
+    start: Timestamp,
+    created: Instant,
+}
+
+impl TokioClock {
+    /// A clock reading `start` now.
+    pub fn new(start: Timestamp) -> TokioClock {
+        TokioClock {
+            start,
+            created: Instant::now(),
+        }
+    }
+}
+
+impl Clock for TokioClock {
+    fn now(&self) -> Timestamp {
+        let ms = self.created.elapsed().as_millis() as i64;
+        self.start.saturating_add_ms(ms)
+    }
+}
+
+/// Why the driver could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The store failed (at recovery or on a commit: the driver stops
+    /// rather than act on inputs it could not make durable).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The stored state does not restore.
+    #[error("recovery failed: {0}")]
+    Recovery(Error),
+    /// The driver has stopped.
+    #[error("the driver has stopped")]
+    Stopped,
+}
+
+/// A call to the driver.
+enum Msg {
+    Input(Input, oneshot::Sender<Result<Reply, Error>>),
+    Stop,
+}
+
+/// A cloneable handle to a running driver.
+#[derive(Clone, Debug)]
+pub struct Handle {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+impl std::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Msg::Input(i, _) => f.debug_tuple("Input").field(i).finish(),
+            Msg::Stop => f.write_str("Stop"),
+        }
+    }
+}
+
+impl Handle {
+    /// Sends one input; the reply arrives after it was committed and handled.
+    pub async fn call(&self, input: Input) -> Result<Result<Reply, Error>, DriverError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Msg::Input(input, tx))
+            .map_err(|_| DriverError::Stopped)?;
+        rx.await.map_err(|_| DriverError::Stopped)
+    }
+
+    /// Asks the driver to stop after the current turn.
+    pub fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
+    }
+}
+
+/// How the driver is set up.
+#[derive(Clone, Debug)]
+pub struct DriverConfig {
+    /// Config of a fresh engine (ignored when the store has a snapshot).
+    pub engine: EngineConfig,
+    /// Write a snapshot (and truncate the journal) after this many entries.
+    pub snapshot_every: u64,
+    /// Most inputs grouped into one commit.
+    pub max_batch: usize,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            engine: EngineConfig::default(),
+            snapshot_every: 10_000,
+            max_batch: 1024,
+        }
+    }
+}
+
+/// Queues whose `Wake` commands notify a local worker pool.
+pub type Wakers = HashMap<String, Arc<Notify>>;
+
+/// The engine, its store and clock, before the loop starts.
+pub struct Driver {
+    engine: Engine,
+    store: Box<dyn Store>,
+    clock: Arc<dyn Clock>,
+    config: DriverConfig,
+    wakers: Wakers,
+    rx: mpsc::UnboundedReceiver<Msg>,
+    /// `None` once running, so dropping every user handle ends the loop.
+    handle: Option<Handle>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Driver {
+    /// Recovers the engine from `store`: snapshot plus journal replay (the
+    /// replayed commands are not executed again: their effects — jobs,
+    /// leases — are in the recovered state, and workers claim afresh).
+    pub fn recover(
+        mut store: Box<dyn Store>,
+        clock: Arc<dyn Clock>,
+        config: DriverConfig,
+    ) -> Result<Driver, DriverError> {
+        let rec = store.load()?;
+        let base = match rec.snapshot {
+            Some(s) => s,
+            None => Engine::new(config.engine.clone()).snapshot(),
+        };
+        let replayed = journal::replay(base, &rec.entries).map_err(DriverError::Recovery)?;
+        tracing::info!(
+            replayed = rec.entries.len(),
+            schedules = replayed.engine.schedule_count(),
+            live_jobs = replayed.engine.live_jobs(),
+            "recovered"
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        Ok(Driver {
+            engine: replayed.engine,
+            store,
+            clock,
+            config,
+            wakers: Wakers::new(),
+            rx,
+            handle: Some(Handle { tx }),
+        })
+    }
+
+    /// A handle to send inputs with (usable before [`Driver::run`]).
+    pub fn handle(&self) -> Handle {
+        self.handle.clone().expect("not running yet")
+    }
+
+    /// The engine (read-only), e.g. to list queues before starting workers.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Routes `Wake` commands of `queue` to `notify`.
+    pub fn add_waker(&mut self, queue: &str, notify: Arc<Notify>) {
+        self.wakers.insert(queue.to_owned(), notify);
+    }
+
+    /// Runs until [`Handle::stop`] (or every handle is dropped), then
+    /// writes a final snapshot. Returns the engine for inspection.
+    pub async fn run(mut self) -> Result<Engine, DriverError> {
+        self.handle = None;
+        let mut batch: Vec<Msg> = Vec::new();
+        let mut commands = Vec::new();
+        let mut armed: Option<Timestamp> = None;
+        let sleep = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(sleep);
+        let mut stopping = false;
+        while !stopping {
+            let timeout = self.engine.poll_timeout();
+            if timeout != armed {
+                // Re-arm only when the engine's next deadline changed.
+                armed = timeout;
+                if let Some(t) = timeout {
+                    // Capped, so a wall clock that jumps forward is noticed
+                    // within `MAX_SLEEP_MS` rather than after the full wait.
+                    let wait = (t.as_millis() - self.clock.now().as_millis()).clamp(0, MAX_SLEEP_MS)
+                        as u64;
+                    sleep
+                        .as_mut()
+                        .reset(Instant::now() + std::time::Duration::from_millis(wait));
+                }
+            }
+            let mut woke = false;
+            tokio::select! {
+                m = self.rx.recv() => match m {
+                    Some(m) => batch.push(m),
+                    None => stopping = true,
+                },
+                () = &mut sleep, if armed.is_some() => woke = true,
+            }
+            while batch.len() < self.config.max_batch {
+                match self.rx.try_recv() {
+                    Ok(m) => batch.push(m),
+                    Err(_) => break,
+                }
+            }
+            let now = self.clock.now();
+            let advance = woke && armed.is_some_and(|t| now >= t);
+            if woke {
+                // Re-arm on the next turn (the sleep may have been capped).
+                armed = None;
+            }
+            let mut entries = Vec::with_capacity(batch.len() + 1);
+            if advance {
+                entries.push(JournalEntry {
+                    now,
+                    input: Input::Advance,
+                });
+            }
+            let mut waiting = Vec::with_capacity(batch.len());
+            for m in batch.drain(..) {
+                match m {
+                    Msg::Input(input, reply) => {
+                        entries.push(JournalEntry {
+                            now,
+                            input: input.clone(),
+                        });
+                        waiting.push((input, reply));
+                    }
+                    Msg::Stop => stopping = true,
+                }
+            }
+            if entries.is_empty() {
+                continue;
+            }
+            // Write-ahead: commit the turn before acting on any of it.
+            self.store.append(&entries)?;
+            if advance {
+                log_error(self.engine.handle(now, Input::Advance));
+                self.execute(&mut commands);
+            }
+            for (input, reply) in waiting {
+                let r = self.engine.handle(now, input);
+                self.execute(&mut commands);
+                let _ = reply.send(r);
+            }
+            if self.store.journal_len() >= self.config.snapshot_every {
+                self.store.write_snapshot(&self.engine.snapshot())?;
+                tracing::debug!("snapshot written, journal truncated");
+            }
+        }
+        self.store.write_snapshot(&self.engine.snapshot())?;
+        tracing::info!("driver stopped");
+        Ok(self.engine)
+    }
+
+    /// Drains and executes every pending command.
+    fn execute(&mut self, commands: &mut Vec<Command>) {
+        self.engine.drain_commands(commands);
+        for cmd in commands.drain(..) {
+            match cmd {
+                Command::Fire(f) => tracing::info!(
+                    fire = %f.fire_id,
+                    schedule = %f.schedule,
+                    reason = ?f.reason,
+                    queue = %f.queue,
+                    job = f.job.map(|j| j.0),
+                    late_ms = f.fired_at.as_millis() - f.due_at.as_millis(),
+                    "fire"
+                ),
+                Command::Wake { queue } => match self.wakers.get(&queue) {
+                    Some(n) => n.notify_one(),
+                    None => tracing::debug!(%queue, "work available, no local worker"),
+                },
+                Command::Enqueue { fire, queue, .. } => tracing::warn!(
+                    %fire, %queue,
+                    "fire for an external queue: no transport configured in this host"
+                ),
+                Command::Cancel { job, reason } => {
+                    tracing::info!(job = job.0, ?reason, "cancel requested")
+                }
+                Command::Event(e) => log_event(&e),
+                other => tracing::debug!(?other, "command"),
+            }
+        }
+    }
+}
+
+fn log_error(r: Result<Reply, Error>) {
+    if let Err(e) = r {
+        tracing::error!(error = %e, "advance rejected");
+    }
+}
+
+/// One log line per job outcome and per noteworthy event.
+fn log_event(e: &Event) {
+    match e {
+        Event::JobCompleted { job, queue } => tracing::info!(job = job.0, %queue, "job completed"),
+        Event::JobRetried {
+            job,
+            queue,
+            attempt,
+            run_at,
+            error,
+        } => {
+            tracing::warn!(job = job.0, %queue, attempt, %run_at, %error, "job failed, will retry")
+        }
+        Event::JobDead {
+            job,
+            queue,
+            attempts,
+        } => tracing::error!(job = job.0, %queue, attempts, "job dead-lettered"),
+        Event::LeaseExpired {
+            job,
+            queue,
+            attempt,
+        } => tracing::warn!(job = job.0, %queue, attempt, "lease expired"),
+        Event::ClockClamped { given, clock } => {
+            tracing::warn!(%given, %clock, "wall clock went backwards; engine clock held")
+        }
+        Event::FireSkipped {
+            schedule,
+            reason,
+            count,
+            first,
+            last,
+        } => tracing::info!(%schedule, ?reason, count, %first, %last, "boundaries skipped"),
+        other => tracing::debug!(event = ?other, "event"),
+    }
+}

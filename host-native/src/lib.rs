@@ -1,0 +1,159 @@
+//! chime-native: the native host of the chime engine. A tokio driver owns
+//! the [`chime_core::Engine`], makes every input durable in a [`store`]
+//! before acting on it, and runs [`worker`] pools for local queues; the
+//! `chime` binary wires it to a TOML config and signals.
+//!
+//! The host stays thin: schedules, retries, leases and dead letters are
+//! decided by the core; this crate only moves inputs in, commits them, and
+//! carries commands out.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod driver;
+pub mod store;
+pub mod worker;
+
+use chime_core::{Engine, Input, QueueConfig, Reply, ScheduleDef};
+use driver::{Clock, Driver, DriverConfig, DriverError, Handle};
+use std::sync::Arc;
+use store::Store;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+use worker::{Handler, PoolConfig};
+
+/// Everything a running instance is made of.
+#[derive(Default)]
+pub struct Setup {
+    /// Queues declared at start.
+    pub queues: Vec<QueueConfig>,
+    /// Schedules upserted at start; stored schedules not listed are removed.
+    pub schedules: Vec<ScheduleDef>,
+    /// Worker pools with their handlers.
+    pub pools: Vec<(PoolConfig, Handler)>,
+    /// Driver settings.
+    pub driver: DriverConfig,
+}
+
+/// Why an instance did not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The driver failed.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// The engine refused part of the setup.
+    #[error("{what}: {error}")]
+    Rejected {
+        /// Which item.
+        what: String,
+        /// The engine's error.
+        error: chime_core::Error,
+    },
+    /// The driver task panicked.
+    #[error("driver task failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// A running instance: driver task plus worker pools.
+#[derive(Debug)]
+pub struct Running {
+    handle: Handle,
+    stop: watch::Sender<bool>,
+    pools: Vec<JoinHandle<()>>,
+    driver: JoinHandle<Result<Engine, DriverError>>,
+}
+
+impl Running {
+    /// A handle to send inputs with.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Graceful stop: pools stop claiming and wait for running jobs (up to
+    /// their grace period), then the driver writes a final snapshot.
+    pub async fn shutdown(self) -> Result<Engine, RunError> {
+        let _ = self.stop.send(true);
+        for p in self.pools {
+            p.await?;
+        }
+        self.handle.stop();
+        Ok(self.driver.await??)
+    }
+}
+
+/// Recovers from `store`, applies `setup` (queues, schedules), and starts
+/// the driver and pools.
+pub async fn start(
+    setup: Setup,
+    store: Box<dyn Store>,
+    clock: Arc<dyn Clock>,
+) -> Result<Running, RunError> {
+    let mut driver = Driver::recover(store, clock, setup.driver)?;
+    let stale: Vec<String> = driver
+        .engine()
+        .schedule_names()
+        .filter(|n| !setup.schedules.iter().any(|s| s.name == *n))
+        .map(str::to_owned)
+        .collect();
+    let wakes: Vec<Arc<Notify>> = setup
+        .pools
+        .iter()
+        .map(|(cfg, _)| {
+            let n = Arc::new(Notify::new());
+            driver.add_waker(&cfg.queue, n.clone());
+            n
+        })
+        .collect();
+    let handle = driver.handle();
+    let driver = tokio::spawn(driver.run());
+    let call = |input: Input, what: String| {
+        let handle = handle.clone();
+        async move {
+            match handle.call(input).await? {
+                Ok(r) => Ok(r),
+                Err(error) => Err(RunError::Rejected { what, error }),
+            }
+        }
+    };
+    for q in setup.queues {
+        let what = format!("queue {}", q.name);
+        call(Input::DeclareQueue(q), what).await?;
+    }
+    for name in stale {
+        tracing::info!(schedule = %name, "removing schedule not in the config");
+        call(Input::RemoveSchedule { name: name.clone() }, name).await?;
+    }
+    for s in setup.schedules {
+        let what = format!("schedule {}", s.name);
+        let name = s.name.clone();
+        if let Reply::ScheduleUpserted {
+            next_fire,
+            changed: true,
+            version,
+        } = call(Input::UpsertSchedule(s), what).await?
+        {
+            tracing::info!(schedule = %name, version, next_fire = ?next_fire.map(|t| t.to_string()), "schedule upserted");
+        }
+    }
+    let (stop, stop_rx) = watch::channel(false);
+    let pools = setup
+        .pools
+        .into_iter()
+        .zip(wakes)
+        .map(|((cfg, handler), wake)| {
+            tokio::spawn(worker::run_pool(
+                handle.clone(),
+                wake,
+                cfg,
+                handler,
+                stop_rx.clone(),
+            ))
+        })
+        .collect();
+    Ok(Running {
+        handle,
+        stop,
+        pools,
+        driver,
+    })
+}
