@@ -69,6 +69,19 @@ impl Running {
         &self.handle
     }
 
+    /// Stops everything at once, as a crash would: no grace period, no
+    /// final snapshot, running jobs left to lease expiry (tests use it).
+    pub async fn abort(self) {
+        for p in &self.pools {
+            p.abort();
+        }
+        self.driver.abort();
+        for p in self.pools {
+            let _ = p.await;
+        }
+        let _ = self.driver.await;
+    }
+
     /// Graceful stop: pools stop claiming and wait for running jobs (up to
     /// their grace period), then the driver writes a final snapshot.
     pub async fn shutdown(self) -> Result<Engine, RunError> {

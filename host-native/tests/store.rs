@@ -68,7 +68,10 @@ fn a_held_data_dir_is_refused_until_released() {
     let err = RedbStore::open(dir.path()).unwrap_err();
     assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("in use by another running chime daemon"), "{msg}");
+    assert!(
+        msg.contains("in use by another running chime daemon"),
+        "{msg}"
+    );
     drop(first);
     RedbStore::open(dir.path()).expect("released on drop");
 }
