@@ -222,10 +222,8 @@ impl Store for RedbStore {
         let tx = self.db.begin_write()?;
         {
             let mut t = tx.open_table(JOURNAL)?;
-            let mut seq = self.next_seq;
-            for e in entries {
+            for (seq, e) in (self.next_seq..).zip(entries) {
                 t.insert(seq, journal::encode(e).as_str())?;
-                seq += 1;
             }
         }
         tx.commit()?;
