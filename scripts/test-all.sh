@@ -34,7 +34,7 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
 fi
 
 step "doc tests and docs build without warnings"
-RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core -p chime-native --no-deps --locked
 
 echo
 echo "all checks passed"

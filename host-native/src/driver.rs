@@ -110,6 +110,12 @@ impl Handle {
         rx.await.map_err(|_| DriverError::Stopped)
     }
 
+    /// Resolves when the driver has stopped (for whatever reason), so a
+    /// daemon can exit instead of running on without its engine.
+    pub async fn closed(&self) {
+        self.tx.closed().await;
+    }
+
     /// Asks the driver to stop after the current turn.
     pub fn stop(&self) {
         let _ = self.tx.send(Msg::Stop);

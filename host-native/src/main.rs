@@ -84,8 +84,14 @@ fn run(config: PathBuf, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()
     rt.block_on(async {
         let running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
         tracing::info!(data = %data.display(), "chime running; Ctrl-C or SIGTERM stops");
-        shutdown_signal().await?;
-        tracing::info!("stopping");
+        tokio::select! {
+            r = shutdown_signal() => {
+                r?;
+                tracing::info!("stopping");
+            }
+            // A store failure stops the driver: surface its error below.
+            () = running.handle().closed() => tracing::error!("driver stopped unexpectedly"),
+        }
         let engine = running.shutdown().await?;
         tracing::info!(clock = %engine.clock(), "stopped");
         Ok(())
