@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// Unreadable file.
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}")]
     Read {
         /// The file.
         path: String,
@@ -21,7 +21,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// Not valid TOML, or an unknown/mistyped key.
-    #[error("{0}")]
+    #[error(transparent)]
     Toml(#[from] toml::de::Error),
     /// A table the core's types reject.
     #[error("{table} #{index}: {message}")]

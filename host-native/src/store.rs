@@ -24,7 +24,7 @@ pub enum StoreError {
         lock: PathBuf,
     },
     /// File-system error around the database.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,
