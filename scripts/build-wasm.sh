@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the npm package in wasm/: the release .wasm, its wasm-bindgen glue
+# (ESM, `--target web`: the same files load in Node 20 through
+# `initSync` and in browsers/bundlers through `init`), shrunk by wasm-opt.
+# Installs what it needs first (idempotent): the wasm32 target, the
+# wasm-bindgen CLI at exactly the version in Cargo.lock (the CLI and the
+# library must match, or the glue refuses to load), and binaryen's wasm-opt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "wasm32 target"
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+
+step "wasm-bindgen CLI"
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
+if [ "$have" != "$want" ]; then
+  echo "installing wasm-bindgen-cli $want (found: ${have:-none})"
+  # --locked first (reproducible); if the registry no longer offers a
+  # locked dependency (a yanked crate), fall back to a fresh resolution.
+  cargo install wasm-bindgen-cli --version "$want" --locked ||
+    cargo install wasm-bindgen-cli --version "$want"
+fi
+wasm-bindgen --version
+
+step "wasm-opt"
+if ! command -v wasm-opt >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y binaryen >/dev/null || { apt-get update >/dev/null && apt-get install -y binaryen >/dev/null; } || true
+  fi
+fi
+command -v wasm-opt >/dev/null && wasm-opt --version || echo "wasm-opt not found: the .wasm is left unoptimized"
+
+step "cargo build (wasm-release profile, wasm32)"
+cargo build -p chime-wasm --target wasm32-unknown-unknown --profile wasm-release --locked
+
+step "wasm-bindgen"
+out=wasm/pkg
+rm -rf "$out"
+wasm-bindgen target/wasm32-unknown-unknown/wasm-release/chime_wasm.wasm \
+  --out-dir "$out" --target web --omit-default-module-path
+if command -v wasm-opt >/dev/null; then
+  # Rust 1.82+ emits bulk-memory and other post-MVP features by default.
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    "$out/chime_wasm_bg.wasm" -o "$out/chime_wasm_bg.wasm"
+fi
+raw=$(stat -c %s "$out/chime_wasm_bg.wasm")
+gz=$(gzip -9 -c "$out/chime_wasm_bg.wasm" | wc -c)
+echo "chime_wasm_bg.wasm: $raw bytes, $gz bytes gzipped"
