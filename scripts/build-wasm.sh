@@ -36,17 +36,21 @@ command -v wasm-opt >/dev/null && wasm-opt --version || echo "wasm-opt not found
 step "cargo build (wasm-release profile, wasm32)"
 cargo build -p chime-wasm --target wasm32-unknown-unknown --profile wasm-release --locked
 
-step "wasm-bindgen"
+step "wasm-opt, wasm-bindgen"
 out=wasm/pkg
 rm -rf "$out"
-wasm-bindgen target/wasm32-unknown-unknown/wasm-release/chime_wasm.wasm \
-  --out-dir "$out" --target web --omit-default-module-path
+mkdir -p target/wasm-pkg
+wasm=target/wasm32-unknown-unknown/wasm-release/chime_wasm.wasm
 if command -v wasm-opt >/dev/null; then
-  # Rust 1.82+ emits bulk-memory and other post-MVP features by default.
+  # Before wasm-bindgen, not after: Debian 12's binaryen (108) corrupts the
+  # externref table that wasm-bindgen adds. Rust 1.82+ emits these post-MVP
+  # features by default.
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    "$out/chime_wasm_bg.wasm" -o "$out/chime_wasm_bg.wasm"
+    "$wasm" -o target/wasm-pkg/chime_wasm.wasm
+  wasm=target/wasm-pkg/chime_wasm.wasm
 fi
+wasm-bindgen "$wasm" --out-dir "$out" --target web --omit-default-module-path
 raw=$(stat -c %s "$out/chime_wasm_bg.wasm")
 gz=$(gzip -9 -c "$out/chime_wasm_bg.wasm" | wc -c)
 echo "chime_wasm_bg.wasm: $raw bytes, $gz bytes gzipped"

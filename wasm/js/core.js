@@ -178,3 +178,30 @@ export class Engine {
 export function journalLine(now, inputJson) {
   return `{"now":${toMs(now)},"input":${inputJson}}`;
 }
+
+/**
+ * A spec parsed once, for many occurrences: `next(after)` per instant, or
+ * `nextTimes(after, count)` for a whole run as a Float64Array.
+ */
+export class Spec {
+  #raw;
+  /** @param opts `{tz, dst, minIntervalMs, horizonYears}` */
+  constructor(spec, opts = {}) {
+    this.#raw = call(() => new raw.RawSpec(spec, JSON.stringify(opts)));
+  }
+  /** The first occurrence strictly after `after` (ms or Date), or null. */
+  next(after) {
+    return call(() => this.#raw.next(toMs(after, 'after'))) ?? null;
+  }
+  /** Up to `count` successive occurrences after `after` (at most 1,000,000). */
+  nextTimes(after, count) {
+    return call(() => this.#raw.nextTimes(toMs(after, 'after'), count));
+  }
+  /** Like `preview`: civil time, offset and DST note per occurrence. */
+  preview(after, count = 10) {
+    return JSON.parse(call(() => this.#raw.preview(toMs(after, 'after'), count)));
+  }
+  get zone() { return this.#raw.zone; }
+  get fixedTime() { return this.#raw.fixedTime; }
+  free() { this.#raw.free(); }
+}

@@ -225,8 +225,9 @@ struct SpecQuery {
     tz: Option<String>,
     #[serde(default)]
     dst: DstPolicy,
-    /// Occurrences strictly after this instant.
-    from: Timestamp,
+    /// Occurrences strictly after this instant (`preview`, `validate`).
+    #[serde(default)]
+    from: Option<Timestamp>,
     /// How many (the core caps a preview at 10,000).
     #[serde(default = "default_count")]
     count: usize,
@@ -253,6 +254,11 @@ impl SpecQuery {
         let spec = Spec::parse(spec, &opts).map_err(|e| spec_error(&e))?;
         Ok((spec, q))
     }
+
+    fn from(&self) -> Result<Timestamp, JsValue> {
+        self.from
+            .ok_or_else(|| convert::invalid("from", "required").into())
+    }
 }
 
 fn spec_error(e: &SpecError) -> JsValue {
@@ -269,7 +275,7 @@ fn spec_error(e: &SpecError) -> JsValue {
 #[wasm_bindgen]
 pub fn preview(spec: &str, opts: &str) -> Result<String, JsValue> {
     let (spec, q) = SpecQuery::parse(spec, opts)?;
-    Ok(to_json(&spec.preview(q.from, q.count)))
+    Ok(to_json(&spec.preview(q.from()?, q.count)))
 }
 
 /// What `validate` reports about a valid spec.
@@ -292,7 +298,7 @@ pub fn validate(spec: &str, opts: &str) -> Result<String, JsValue> {
         .horizon_years
         .unwrap_or(SpecOptions::default().horizon_years);
     let next = spec
-        .next_after(q.from)
+        .next_after(q.from()?)
         .ok_or_else(|| spec_error(&SpecError::SpecNeverFires { horizon_years }))?;
     Ok(to_json(&SpecSummary {
         zone: spec.zone_name(),
@@ -301,6 +307,66 @@ pub fn validate(spec: &str, opts: &str) -> Result<String, JsValue> {
         next,
     }))
 }
+
+/// A parsed spec kept on the wasm side, for callers that ask for many
+/// occurrences: the parse happens once, and `next` is one call per instant.
+#[wasm_bindgen(js_name = RawSpec)]
+pub struct JsSpec {
+    spec: Spec,
+}
+
+#[wasm_bindgen(js_class = RawSpec)]
+impl JsSpec {
+    /// Parses `spec` under `opts` (`tz`, `dst`, `minIntervalMs`,
+    /// `horizonYears` as JSON).
+    #[wasm_bindgen(constructor)]
+    pub fn new(spec: &str, opts: &str) -> Result<JsSpec, JsValue> {
+        let (spec, _) = SpecQuery::parse(spec, opts)?;
+        Ok(JsSpec { spec })
+    }
+
+    /// The first occurrence strictly after `after` (ms), or `undefined`.
+    pub fn next(&self, after: f64) -> Result<Option<f64>, JsValue> {
+        Ok(self.spec.next_after(timestamp("after", after)?).map(ms))
+    }
+
+    /// Up to `count` successive occurrences after `after`, as a
+    /// `Float64Array` (one crossing for the whole run).
+    #[wasm_bindgen(js_name = nextTimes)]
+    pub fn next_times(&self, after: f64, count: u32) -> Result<Vec<f64>, JsValue> {
+        let mut t = timestamp("after", after)?;
+        let mut out = Vec::with_capacity(count.min(MAX_RUN) as usize);
+        while out.len() < count.min(MAX_RUN) as usize
+            && let Some(next) = self.spec.next_after(t)
+        {
+            out.push(ms(next));
+            t = next;
+        }
+        Ok(out)
+    }
+
+    /// `Occurrence[]` JSON, as `preview`.
+    pub fn preview(&self, after: f64, count: u32) -> Result<String, JsValue> {
+        let after = timestamp("after", after)?;
+        Ok(to_json(&self.spec.preview(after, count as usize)))
+    }
+
+    /// The zone the spec is evaluated in.
+    #[wasm_bindgen(getter)]
+    pub fn zone(&self) -> String {
+        self.spec.zone_name().to_owned()
+    }
+
+    /// Whether it is a fixed-time cron spec (DST `auto` shifts and folds it).
+    #[wasm_bindgen(getter, js_name = fixedTime)]
+    pub fn fixed_time(&self) -> bool {
+        self.spec.is_fixed_time()
+    }
+}
+
+/// Most instants one `nextTimes` call returns: a bounded call, as the core
+/// bounds a preview.
+const MAX_RUN: u32 = 1_000_000;
 
 /// The IANA tz database version bundled into this build, e.g. `2025b`.
 #[wasm_bindgen(js_name = tzdbVersion)]

@@ -1,0 +1,128 @@
+// Node benchmarks of the built package (run scripts/build-wasm.sh first):
+//   node bench/bench.mjs [--quick]
+// 1. next-occurrence throughput: chime (through wasm) beside croner and
+//    cron-parser from npm, in the same run, UTC and America/New_York;
+// 2. engine fires per second with 100k schedules, commands delivered to JS
+//    as objects (one drain per advance);
+// 3. the package's .wasm size, raw and gzipped.
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { Cron } from 'croner';
+import { CronExpressionParser } from 'cron-parser';
+import { Engine, Spec } from '../index.node.js';
+
+const quick = process.argv.includes('--quick');
+const START = Date.UTC(2026, 0, 1);
+const ZONE = 'America/New_York';
+// The specs of BENCHMARKS.md's Rust spec bench, in each library's dialect.
+const SPECS = [
+  ['every_5_min', '*/5 * * * *'],
+  ['weekdays_9am', '0 9 * * 1-5'],
+  ['last_day', '0 0 L * *'],
+  ['third_friday', '0 12 * * 5#3'],
+  ['daily_0230', '30 2 * * *'],
+  ['every_10_s', '*/10 * * * * *'],
+];
+
+/** Runs `fn(n)` (which computes n occurrences) for about `ms`; returns occurrences/s. */
+function rate(fn, n, ms = quick ? 300 : 1500) {
+  fn(Math.min(n, 1000)); // warm-up (JIT, caches)
+  let total = 0;
+  const t0 = process.hrtime.bigint();
+  let elapsed = 0;
+  while (elapsed < ms) {
+    total += fn(n);
+    elapsed = Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+  return total / (elapsed / 1000);
+}
+
+// Each library walks successive occurrences from START, restarting every n.
+const chimeNext = (spec, tz) => {
+  const s = new Spec(spec, { tz });
+  return (n) => {
+    let t = START;
+    for (let i = 0; i < n; i++) t = s.next(t);
+    return n;
+  };
+};
+const chimeBatch = (spec, tz) => {
+  const s = new Spec(spec, { tz });
+  return (n) => s.nextTimes(START, n).length;
+};
+const croner = (spec, tz) => {
+  const c = new Cron(spec, { timezone: tz });
+  return (n) => {
+    let t = new Date(START);
+    for (let i = 0; i < n; i++) t = c.nextRun(t);
+    return n;
+  };
+};
+const cronParser = (spec, tz) => (n) => {
+  const it = CronExpressionParser.parse(spec, { currentDate: new Date(START), tz });
+  for (let i = 0; i < n; i++) it.next();
+  return n;
+};
+
+// Same answers first: a benchmark of disagreeing libraries means nothing.
+for (const [name, spec] of SPECS) {
+  for (const tz of ['UTC', ZONE]) {
+    const a = new Spec(spec, { tz }).nextTimes(START, 50);
+    const c = new Cron(spec, { timezone: tz });
+    let t = new Date(START);
+    const b = [];
+    for (let i = 0; i < 50; i++) b.push((t = c.nextRun(t)).getTime());
+    if (a.join() !== b.join()) console.warn(`note: ${name} ${tz}: chime and croner differ`);
+  }
+}
+
+const fmt = (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)} M/s` : `${(x / 1e3).toFixed(0)} k/s`);
+console.log(`## next occurrence (occurrences per second; ${process.version})\n`);
+console.log('| spec | zone | chime next() | chime nextTimes() | croner | cron-parser | next() ÷ croner |');
+console.log('|---|---|---|---|---|---|---|');
+for (const tz of ['UTC', ZONE]) {
+  for (const [name, spec] of SPECS) {
+    const r = {
+      next: rate(chimeNext(spec, tz), 10_000),
+      batch: rate(chimeBatch(spec, tz), 10_000),
+      croner: rate(croner(spec, tz), 2_000),
+      parser: rate(cronParser(spec, tz), 2_000),
+    };
+    console.log(`| \`${name}\` | ${tz} | ${fmt(r.next)} | ${fmt(r.batch)} | ${fmt(r.croner)} | ${fmt(r.parser)} | ${(r.next / r.croner).toFixed(1)}× |`);
+  }
+}
+
+// Engine: 100k schedules firing every second (the mix of the Rust
+// `engine/fires` bench), an external queue, one advance + drain per second.
+const N = 100_000;
+const config = { limits: { firesPerAdvance: N, pendingCommands: 4_000_000, schedules: 2_000_000 } };
+const e = new Engine(config);
+e.handle(START, { declareQueue: { name: 'out', mode: 'external' } });
+const setup0 = performance.now();
+for (let i = 0; i < N; i++) {
+  const k = i % 10;
+  const [spec, tz] = k <= 5 ? ['@every 1s'] : k <= 7 ? ['* * * * * *'] : k === 8 ? ['* * * * * *', ZONE] : ['* * * * * *', 'Europe/London'];
+  e.handle(START, { upsertSchedule: { name: `sched-${String(i).padStart(7, '0')}`, spec, tz, overlap: 'allow', target: { queue: 'out', payload: { n: 1 } } } });
+}
+e.drain();
+const setupMs = performance.now() - setup0;
+let now = START;
+let fires = 0;
+let commands = 0;
+const steps = quick ? 5 : 20;
+const t0 = performance.now();
+for (let s = 0; s < steps; s++) {
+  now += 1000;
+  e.handle(now, 'advance');
+  const cmds = e.drain();
+  commands += cmds.length;
+  for (const c of cmds) if (c.fire) fires += 1;
+}
+const wall = (performance.now() - t0) / 1000;
+if (fires !== N * steps) throw new Error(`expected ${N * steps} fires, got ${fires}`);
+console.log(`\n## engine, ${N} schedules firing every second\n`);
+console.log(`- setup: ${N} upserts in ${(setupMs / 1000).toFixed(2)} s (${fmt(N / (setupMs / 1000))})`);
+console.log(`- ${steps} advances: ${fires} fires (${commands} commands as JS objects) in ${wall.toFixed(2)} s = **${fmt(fires / wall)} fires**`);
+
+const wasm = readFileSync(new URL('../pkg/chime_wasm_bg.wasm', import.meta.url));
+console.log(`\n## size\n\n- chime_wasm_bg.wasm: ${wasm.length} bytes, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
