@@ -41,8 +41,13 @@ cargo clippy -p chime-wasm --target wasm32-unknown-unknown --locked -- -D warnin
 step "npm package: build (wasm-bindgen CLI, wasm-opt installed if missing)"
 scripts/build-wasm.sh
 
-step "npm package: node tests (virtual clock, real timers, SIGKILL crash test)"
-(cd wasm && npm ci --no-audit --no-fund --loglevel=error && npm test)
+step "npm package: chromium for the browser test (Debian's, never a download)"
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+  apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+fi
+
+step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, browser page)"
+(cd wasm && npm ci --no-audit --no-fund --loglevel=error && CHIME_REQUIRE_BROWSER=1 npm test)
 
 step "doc tests and docs build without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core --no-deps --locked
