@@ -51,6 +51,11 @@ if command -v wasm-opt >/dev/null; then
   wasm=target/wasm-pkg/chime_wasm.wasm
 fi
 wasm-bindgen "$wasm" --out-dir "$out" --target web --omit-default-module-path
+step "TypeScript declarations of the wire types (from the Rust types, ts-rs)"
+mkdir -p wasm/types
+cargo run -q -p chime-wasm --features ts --bin gen-types --locked > wasm/types/wire.d.ts.tmp
+mv wasm/types/wire.d.ts.tmp wasm/types/wire.d.ts
+
 raw=$(stat -c %s "$out/chime_wasm_bg.wasm")
 gz=$(gzip -9 -c "$out/chime_wasm_bg.wasm" | wc -c)
 echo "chime_wasm_bg.wasm: $raw bytes, $gz bytes gzipped"

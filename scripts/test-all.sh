@@ -46,8 +46,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
   apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
 fi
 
-step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, browser page)"
-(cd wasm && npm ci --no-audit --no-fund --loglevel=error && CHIME_REQUIRE_BROWSER=1 npm test)
+step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, browser page; tsc --strict on a typed example)"
+(cd wasm && npm ci --no-audit --no-fund --loglevel=error && CHIME_REQUIRE_BROWSER=1 npm test && npm run typecheck)
 
 step "doc tests and docs build without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core --no-deps --locked

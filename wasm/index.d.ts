@@ -14,9 +14,9 @@ import type {
   Reply,
   ScheduleDef,
   ScheduleInfo,
-} from './types/wire';
+} from './types/wire.js';
 
-export type * from './types/wire';
+export type * from './types/wire.js';
 
 /** Milliseconds since the Unix epoch, or a Date. Outputs are always numbers. */
 export type TimeIn = number | Date;
