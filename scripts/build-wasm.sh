@@ -4,7 +4,8 @@
 # `initSync` and in browsers/bundlers through `init`), shrunk by wasm-opt.
 # Installs what it needs first (idempotent): the wasm32 target, the
 # wasm-bindgen CLI at exactly the version in Cargo.lock (the CLI and the
-# library must match, or the glue refuses to load), and binaryen's wasm-opt.
+# library must match, or the glue refuses to load), and binaryen's wasm-opt
+# (-O3 to match the opt-level of the `wasm-release` profile; see Cargo.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +46,7 @@ if command -v wasm-opt >/dev/null; then
   # Before wasm-bindgen, not after: Debian 12's binaryen (108) corrupts the
   # externref table that wasm-bindgen adds. Rust 1.82+ emits these post-MVP
   # features by default.
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$wasm" -o target/wasm-pkg/chime_wasm.wasm
   wasm=target/wasm-pkg/chime_wasm.wasm
@@ -53,7 +54,13 @@ fi
 wasm-bindgen "$wasm" --out-dir "$out" --target web --omit-default-module-path
 step "TypeScript declarations of the wire types (from the Rust types, ts-rs)"
 mkdir -p wasm/types
-cargo run -q -p chime-wasm --features ts --bin gen-types --locked > wasm/types/wire.d.ts.tmp
+# ts-rs warns about serde attributes it does not need (transparent,
+# try_from): keep its output for failures only.
+if ! cargo run -q -p chime-wasm --features ts --bin gen-types --locked \
+  > wasm/types/wire.d.ts.tmp 2> target/wasm-pkg/gen-types.log; then
+  cat target/wasm-pkg/gen-types.log
+  exit 1
+fi
 mv wasm/types/wire.d.ts.tmp wasm/types/wire.d.ts
 
 raw=$(stat -c %s "$out/chime_wasm_bg.wasm")
