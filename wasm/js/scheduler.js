@@ -133,7 +133,8 @@ export class Scheduler {
     this.#worker = opts.worker ?? 'scheduler';
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
     this.#onCommand = opts.onCommand ?? (() => {});
-    this.#onError = opts.onError ?? ((e) => { throw e; });
+    // Fail-stop: after a failed append nothing more is acted on.
+    this.#onError = opts.onError ?? ((e) => console.error('chime: persistence failed, scheduler stopped:', e));
   }
 
   /** The engine, for getters (`schedule`, `queueStats`, …). Do not call `handle` on it. */

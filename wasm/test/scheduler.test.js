@@ -113,6 +113,30 @@ test('persistence: a new scheduler on the same store resumes where the last stop
   await b.stop();
 });
 
+test('a failed append stops the scheduler: nothing that is not durable is acted on', async () => {
+  const clock = new VirtualClock(T0);
+  const store = new MemoryStore();
+  let full = false;
+  const append = store.append.bind(store);
+  store.append = (lines) => {
+    if (full) throw new Error('disk full');
+    append(lines);
+  };
+  const errors = [];
+  const s = new Scheduler({ clock, store, onError: (e) => errors.push(e) });
+  await s.start();
+  const ran = [];
+  s.worker('q', async (job) => ran.push(job.payload));
+  await s.enqueue('q', 1);
+  await clock.advance(10);
+  full = true;
+  await assert.rejects(s.enqueue('q', 2), /disk full/);
+  await clock.advance(1000);
+  assert.deepEqual(ran, [1]);
+  assert.equal(errors.length, 1);
+  assert.equal(store.lines.filter((l) => l.includes('"enqueue"')).length, 1);
+});
+
 test('real timers: @every 1s fires at least 3 times within 5 s', async () => {
   const s = new Scheduler();
   await s.start();
