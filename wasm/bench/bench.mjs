@@ -98,40 +98,46 @@ for (const tz of ['UTC', ZONE]) {
 }
 
 // Engine: 100k schedules firing every second (the mix of the Rust
-// `engine/fires` bench), an external queue, one advance + drain per second.
+// `engine/fires` bench), one advance + drain per second. `external`: each
+// fire is a Fire and an Enqueue command (as the Rust bench); `local`: each
+// fire is a Fire command and a job in the engine (the Scheduler's case).
 const N = 100_000;
-const config = { limits: { firesPerAdvance: N, pendingCommands: 4_000_000, schedules: 2_000_000 } };
-const e = new Engine(config);
-e.handle(START, { declareQueue: { name: 'out', mode: 'external' } });
-const setup0 = performance.now();
-for (let i = 0; i < N; i++) {
-  const k = i % 10;
-  const [spec, tz] = k <= 5 ? ['@every 1s'] : k <= 7 ? ['* * * * * *'] : k === 8 ? ['* * * * * *', ZONE] : ['* * * * * *', 'Europe/London'];
-  e.handle(START, { upsertSchedule: { name: `sched-${String(i).padStart(7, '0')}`, spec, tz, overlap: 'allow', target: { queue: 'out', payload: { n: 1 } } } });
+function engineRun(mode, steps) {
+  const config = { limits: { firesPerAdvance: N, pendingCommands: 4_000_000, schedules: 2_000_000 } };
+  const e = new Engine(config);
+  e.handle(START, { declareQueue: { name: 'out', mode } });
+  const setup0 = performance.now();
+  for (let i = 0; i < N; i++) {
+    const k = i % 10;
+    const [spec, tz] = k <= 5 ? ['@every 1s'] : k <= 7 ? ['* * * * * *'] : k === 8 ? ['* * * * * *', ZONE] : ['* * * * * *', 'Europe/London'];
+    e.handle(START, { upsertSchedule: { name: `sched-${String(i).padStart(7, '0')}`, spec, tz, overlap: 'allow', target: { queue: 'out', payload: { n: 1 } } } });
+  }
+  e.drain();
+  const setupMs = performance.now() - setup0;
+  let now = START;
+  let fires = 0;
+  let commands = 0;
+  let advanceMs = 0;
+  const t0 = performance.now();
+  for (let s = 0; s < steps; s++) {
+    now += 1000;
+    const a = performance.now();
+    e.handle(now, 'advance');
+    advanceMs += performance.now() - a;
+    const cmds = e.drain();
+    commands += cmds.length;
+    for (const c of cmds) if (c.fire) fires += 1;
+  }
+  const wall = (performance.now() - t0) / 1000;
+  if (fires !== N * steps) throw new Error(`expected ${N * steps} fires, got ${fires}`);
+  console.log(`- ${mode} queue: ${steps} advances, ${fires} fires (${commands} commands as JS objects) in ${wall.toFixed(2)} s = **${fmt(fires / wall)} fires**; ` +
+    `in the engine (advance) ${(advanceMs / 1000).toFixed(2)} s = ${fmt(fires / (advanceMs / 1000))}, drain (serialize, copy, JSON.parse) ${(wall - advanceMs / 1000).toFixed(2)} s; ` +
+    `setup ${N} upserts in ${(setupMs / 1000).toFixed(2)} s`);
+  e.free();
 }
-e.drain();
-const setupMs = performance.now() - setup0;
-let now = START;
-let fires = 0;
-let commands = 0;
-const steps = quick ? 5 : 20;
-let advanceMs = 0;
-const t0 = performance.now();
-for (let s = 0; s < steps; s++) {
-  now += 1000;
-  const a = performance.now();
-  e.handle(now, 'advance');
-  advanceMs += performance.now() - a;
-  const cmds = e.drain();
-  commands += cmds.length;
-  for (const c of cmds) if (c.fire) fires += 1;
-}
-const wall = (performance.now() - t0) / 1000;
-if (fires !== N * steps) throw new Error(`expected ${N * steps} fires, got ${fires}`);
 console.log(`\n## engine, ${N} schedules firing every second\n`);
-console.log(`- setup: ${N} upserts in ${(setupMs / 1000).toFixed(2)} s (${fmt(N / (setupMs / 1000))})`);
-console.log(`- ${steps} advances: ${fires} fires (${commands} commands as JS objects) in ${wall.toFixed(2)} s = **${fmt(fires / wall)} fires**`);
-console.log(`  - of which in the engine (advance): ${(advanceMs / 1000).toFixed(2)} s = ${fmt(fires / (advanceMs / 1000))} fires; drain (serialize, copy, JSON.parse): ${(wall - advanceMs / 1000).toFixed(2)} s`);
+engineRun('external', quick ? 3 : 10);
+engineRun('local', quick ? 3 : 10);
 
 const wasm = readFileSync(new URL('../pkg/chime_wasm_bg.wasm', import.meta.url));
 console.log(`\n## size\n\n- chime_wasm_bg.wasm: ${wasm.length} bytes, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
