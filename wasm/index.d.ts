@@ -21,9 +21,11 @@ export type * from './types/wire.js';
 /** Milliseconds since the Unix epoch, or a Date. Outputs are always numbers. */
 export type TimeIn = number | Date;
 
+/** The wire fields that hold instants (`js/core.js` sends a Date there as ms). */
+type TimeKey = 'now' | 'runAt' | 'startAt' | 'endAt' | 'from' | 'to' | 'retryAt' | 'before' | 'validUntil';
+type DateIn<T> = T extends object ? { [K in keyof T]: K extends TimeKey ? T[K] | Date : DateIn<T[K]> } : T;
 /** An input with `Date`s allowed where the wire has a timestamp. */
-export type InputIn = Input | DateIn<Input>;
-type DateIn<T> = T extends number ? T | Date : T extends object ? { [K in keyof T]: DateIn<T[K]> } : T;
+export type InputIn = DateIn<Input>;
 
 /** Refused input, bad spec, or malformed argument. */
 export class ChimeError extends Error {
