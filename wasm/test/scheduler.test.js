@@ -113,6 +113,36 @@ test('persistence: a new scheduler on the same store resumes where the last stop
   await b.stop();
 });
 
+test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expiry', async () => {
+  const clock = new VirtualClock(T0);
+  const store = new MemoryStore();
+  const a = new Scheduler({ clock, store });
+  await a.start();
+  await a.handle({ declareQueue: { name: 'q', leaseMs: 5000 } });
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const seen = [];
+  a.worker('q', async (job) => {
+    seen.push([job.payload, job.attempt]);
+    if (job.payload === 'slow') await gate;
+  }, { concurrency: 2 });
+  await a.enqueue('q', 'fast');
+  await a.enqueue('q', 'slow');
+  await clock.advance(10);
+  const t = Date.now();
+  await a.stop({ graceMs: 200 });
+  assert.ok(Date.now() - t >= 150, 'waited for the grace period');
+  release(); // finishes after the stop: its completion is not applied
+  const b = new Scheduler({ clock, store });
+  b.worker('q', async (job) => seen.push([job.payload, job.attempt]));
+  await b.start();
+  assert.equal(b.engine.queueStats('q').totals.completed, 1);
+  await clock.advance(20_000); // the 5 s lease expires, then the retry backoff
+  assert.deepEqual(seen, [['fast', 1], ['slow', 1], ['slow', 2]]);
+  assert.equal(b.engine.queueStats('q').totals.completed, 2);
+  await b.stop();
+});
+
 test('a failed append stops the scheduler: nothing that is not durable is acted on', async () => {
   const clock = new VirtualClock(T0);
   const store = new MemoryStore();
