@@ -60,6 +60,9 @@ export class VirtualClock {
   }
 }
 
+/** The binding refused the JSON of the input or its `now`: nothing was applied. */
+const unparsed = (e) => e.code === 'invalid_input' && (e.field === 'input' || e.field === 'now');
+
 /** Lets every pending promise chain run (a few macrotask turns). */
 async function settle() {
   for (let i = 0; i < 5; i++) await new Promise((r) => globalThis.setTimeout(r, 0));
@@ -228,15 +231,18 @@ export class Scheduler {
   #apply(input) {
     const json = encodeInput(input);
     const now = this.#clock.now();
-    this.#lines.push(journalLine(now, json));
     let reply;
     let error;
     try {
       reply = this.#engine.handleJson(now, json);
     } catch (e) {
       if (!(e instanceof ChimeError)) throw e;
-      error = e; // a refused input is history too: replay refuses it again
+      error = e;
     }
+    // A refused input is history too (replay refuses it again, after the
+    // same advance), except one the binding could not even parse: the
+    // engine never saw it, and the journal reader would reject the line.
+    if (!error || !unparsed(error)) this.#lines.push(journalLine(now, json));
     for (const cmd of this.#engine.drain()) this.#cmds.push(cmd);
     return { reply, error, done: this.#scheduleCommit() };
   }

@@ -143,6 +143,25 @@ test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expi
   await b.stop();
 });
 
+test('refused inputs: journaled when the engine saw them, never when they did not parse', async () => {
+  const clock = new VirtualClock(T0);
+  const store = new MemoryStore();
+  const a = new Scheduler({ clock, store });
+  await a.start();
+  await assert.rejects(a.handle({ noSuchInput: {} }), (e) => e.code === 'invalid_input' && e.field === 'input');
+  await assert.rejects(a.handle({ enqueue: { queue: 'q', colour: 'red' } }), (e) => e.code === 'invalid_input');
+  await clock.advance(1000);
+  await assert.rejects(a.handle({ triggerSchedule: { name: 'ghost' } }), (e) => e.code === 'unknown_schedule');
+  await a.stop();
+  assert.equal(store.lines.length, 1, store.lines.join('\n'));
+  assert.match(store.lines[0], /ghost/);
+  // The journal still loads, and replays the refusal (and its advance).
+  const b = new Scheduler({ clock, store });
+  await b.start();
+  assert.equal(b.engine.clock, T0 + 1000);
+  await b.stop();
+});
+
 test('a failed append stops the scheduler: nothing that is not durable is acted on', async () => {
   const clock = new VirtualClock(T0);
   const store = new MemoryStore();
