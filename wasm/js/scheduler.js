@@ -335,7 +335,7 @@ export class Scheduler {
     let beat = null;
     const heartbeat = () => {
       beat = clock.setTimeout(() => {
-        if (ctl.signal.aborted || this.#stopping) return;
+        if (ctl.signal.aborted) return; // also beats during stop's grace period
         const { error } = this.#apply({ heartbeat: { job, token } });
         if (error) ctl.abort(error); // lease_lost: someone else may hold it now
         else heartbeat();
@@ -355,8 +355,11 @@ export class Scheduler {
       if (beat !== null) clock.clearTimeout(beat);
       if (timeout) clock.clearTimeout(timeout);
     }
-    if (!this.#running.delete(job) || this.#stopping) return; // left to lease expiry
+    // Not running any more: stop() gave up on it after the grace period,
+    // and the job is left to its lease expiry.
+    if (!this.#running.delete(job)) return;
     h.active -= 1;
+    // Within stop's grace period the outcome still counts.
     if (failure === null) this.#apply({ complete: { job, token } });
     else if (!(failure instanceof ChimeError && failure.code === 'lease_lost')) {
       this.#apply({ fail: { job, token, error: String(failure?.message ?? failure) } });

@@ -125,9 +125,11 @@ test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expi
   a.worker('q', async (job) => {
     seen.push([job.payload, job.attempt]);
     if (job.payload === 'slow') await gate;
-  }, { concurrency: 2 });
+    if (job.payload === 'graceful') await new Promise((r) => setTimeout(r, 50)); // real time
+  }, { concurrency: 3 });
   await a.enqueue('q', 'fast');
   await a.enqueue('q', 'slow');
+  await a.enqueue('q', 'graceful');
   await clock.advance(10);
   const t = Date.now();
   await a.stop({ graceMs: 200 });
@@ -136,10 +138,11 @@ test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expi
   const b = new Scheduler({ clock, store });
   b.worker('q', async (job) => seen.push([job.payload, job.attempt]));
   await b.start();
-  assert.equal(b.engine.queueStats('q').totals.completed, 1);
-  await clock.advance(20_000); // the 5 s lease expires, then the retry backoff
-  assert.deepEqual(seen, [['fast', 1], ['slow', 1], ['slow', 2]]);
+  // 'graceful' finished within the grace period: completed, not retried.
   assert.equal(b.engine.queueStats('q').totals.completed, 2);
+  await clock.advance(20_000); // the 5 s lease expires, then the retry backoff
+  assert.deepEqual(seen, [['fast', 1], ['slow', 1], ['graceful', 1], ['slow', 2]]);
+  assert.equal(b.engine.queueStats('q').totals.completed, 3);
   await b.stop();
 });
 
