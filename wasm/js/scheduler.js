@@ -119,6 +119,7 @@ export class Scheduler {
   #armedAt = null;
   #started = false;
   #stopping = false;
+  #failed = null; // the persistence error that stopped the scheduler
 
   /**
    * @param opts.config EngineConfig for a new engine (ignored when the store has state)
@@ -158,6 +159,8 @@ export class Scheduler {
     }
     this.#started = true;
     this.#stopping = false;
+    this.#failed = null;
+    for (const h of this.#handlers.values()) h.active = 0;
     this.#sinceSnapshot = journal ? journal.split('\n').length - 1 : 0;
     this.#arm();
     for (const queue of this.#handlers.keys()) this.#pump(queue);
@@ -224,6 +227,7 @@ export class Scheduler {
   }
 
   #check() {
+    if (this.#failed) throw this.#failed;
     if (!this.#started) throw new ChimeError('not_started', 'call start() first');
   }
 
@@ -252,6 +256,10 @@ export class Scheduler {
     if (this.#commit) return this.#commit;
     const commit = this.#tail.then(async () => {
       this.#commit = null; // later inputs join the next commit
+      // After a failed append the engine holds inputs the journal lacks:
+      // appending anything more would make a journal that replays to
+      // another state. Restart (start() reloads the store) instead.
+      if (this.#failed) throw this.#failed;
       const lines = this.#lines;
       const cmds = this.#cmds;
       this.#lines = [];
@@ -278,6 +286,7 @@ export class Scheduler {
   }
 
   #fail(e) {
+    this.#failed = e;
     this.#stopping = true;
     this.#disarm();
     this.#onError(e);

@@ -186,7 +186,20 @@ test('a failed append stops the scheduler: nothing that is not durable is acted 
   await clock.advance(1000);
   assert.deepEqual(ran, [1]);
   assert.equal(errors.length, 1);
+  // Even once the disk has room again, nothing more is appended: the
+  // journal would lack the failed input and replay to another state.
+  full = false;
+  await assert.rejects(s.enqueue('q', 3), /disk full/);
   assert.equal(store.lines.filter((l) => l.includes('"enqueue"')).length, 1);
+  // A new start reloads what is durable and goes on from there.
+  await s.stop({ graceMs: 0 });
+  const again = new Scheduler({ clock, store });
+  again.worker('q', async (job) => ran.push(job.payload));
+  await again.start();
+  await again.enqueue('q', 4);
+  await clock.advance(10);
+  assert.deepEqual(ran, [1, 4]);
+  await again.stop();
 });
 
 test('real timers: @every 1s fires at least 3 times within 5 s', async () => {
