@@ -102,6 +102,7 @@ pub use wire::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, Schedu
 /// preview cap. Not part of the API; any release may change them.
 #[cfg(feature = "testing")]
 pub mod testing {
+    pub use crate::engine::planted::PlantedBug;
     pub use crate::spec::cron::{CronSpec, ParsedCron};
     pub use crate::spec::duration::parse_duration_ms;
     pub use crate::spec::preview::MAX_PREVIEW;

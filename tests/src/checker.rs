@@ -20,7 +20,22 @@
 //!   here; a backfill fire has `nominal < clock`; a manual fire `nominal =
 //!   clock`;
 //! - leadership: no fire unless standalone or a grant known to the harness
-//!   is valid at `firedAt`, and its epoch is that grant's;
+//!   is valid at `firedAt`, and its epoch is that grant's; exactly one
+//!   `leadership_lost` (with the grant's epoch) in the call whose clock
+//!   reaches the grant's `validUntil` or that revokes it, and none
+//!   otherwise;
+//! - overlap (`O`): the harness keeps every schedule's fires in flight from
+//!   the command stream (made under a policy other than `allow`; ended by a
+//!   terminal job event, `FireSettled`, `fire_unsettled`, or a
+//!   `cancel_previous` fire). An `overlap` skip or `fire_buffered` needs a
+//!   policy that holds back (`skip`, `buffer_one`) and a fire in flight; a
+//!   grid, manual or backfill fire under such a policy needs nothing surely
+//!   in flight; a `cancel_previous` fire must cancel every previous local
+//!   job in the same call; a trigger answering `fire: null` and a backfill
+//!   skipping need a policy that holds back. Where an upsert in the same
+//!   call changes the policy, both the old and the new one are allowed;
+//! - incarnations (`R`): no fire or skip of a schedule that does not exist;
+//!   a fire's `version` is one of the current incarnation's;
 //! - pause: the harness records every interval during which a schedule was
 //!   paused (from the status getter); no grid fire has its nominal time
 //!   inside one, and no `paused` skip has a boundary outside all of them;
@@ -35,13 +50,17 @@
 //! - [`Checker::replay_from_start`]: the journal replayed on the initial
 //!   snapshot reproduces the command stream and the state byte for byte.
 //!
-//! Every failure message starts with a tag naming the invariant.
+//! Every failure message starts with a tag naming the invariant (asserted
+//! by `tests/planted_bugs.rs`; [`Checker::self_check`] turns the engine's
+//! own invariant check off there, so the checks from outside must find a
+//! planted bug alone).
 
 use crate::accounting::{Accounting, Grid};
 use chime_core::FireKind;
-use chime_core::journal;
+use chime_core::journal::{self, Replayed};
+use chime_core::testing::PlantedBug;
 use chime_core::{
-    Command, Engine, EngineConfig, Error, Event, FireReason, Input, JournalEntry, Reply,
+    Command, Engine, EngineConfig, Error, Event, FireReason, Input, JournalEntry, Overlap, Reply,
     ScheduleDef, ScheduleStatus, SkipReason, Snapshot, Timestamp,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -117,6 +136,42 @@ struct Track {
     every_only: bool,
     fires: u64,
     skipped: u64,
+    /// Fires in flight for the overlap policy, as the commands show them.
+    flights: Vec<Flight>,
+    /// Definition versions of this incarnation: `(first, current)`.
+    versions: (u64, u64),
+}
+
+/// A fire the harness believes in flight: made under a policy other than
+/// `allow`, and its local job not terminal / its external fire neither
+/// settled nor reported `fire_unsettled`.
+#[derive(Clone, Debug)]
+struct Flight {
+    fire: String,
+    job: Option<u64>,
+    /// `false` when the harness cannot tell whether the engine tracks it
+    /// (made in a call whose upsert changed the policy to or from
+    /// `allow`, or being settled by this call): it may explain an
+    /// `overlap` skip but never demands one.
+    sure: bool,
+}
+
+/// The overlap policies that may have applied to a schedule's boundaries
+/// in one call: before and after the call's upsert (equal otherwise).
+#[derive(Clone, Copy, Debug)]
+struct Policies(Overlap, Overlap);
+
+impl Policies {
+    fn all(self, f: impl Fn(Overlap) -> bool) -> bool {
+        f(self.0) && f(self.1)
+    }
+    fn any(self, f: impl Fn(Overlap) -> bool) -> bool {
+        f(self.0) || f(self.1)
+    }
+}
+
+fn holds_back(o: Overlap) -> bool {
+    matches!(o, Overlap::Skip | Overlap::BufferOne)
 }
 
 impl Track {
@@ -158,12 +213,32 @@ pub struct Checker {
     /// The engine clock as the harness knows it.
     pub clock: i64,
     grant: Option<(u64, i64)>,
+    /// The grant the engine should still hold (not yet reported lost):
+    /// `(epoch, validUntil)`.
+    held: Option<(u64, i64)>,
     fire_ids: HashSet<String>,
     jobs: HashSet<u64>,
     local_queues: BTreeSet<String>,
     tracks: BTreeMap<String, Track>,
     /// What the run exercised.
     pub stats: Stats,
+    /// The bug planted in the engine under test, planted again in every
+    /// engine a replay restores.
+    pub planted: Option<PlantedBug>,
+    /// Whether [`Checker::handle`] also runs the engine's own
+    /// `check_invariants` (the planted-bug tests turn it off to show that
+    /// the checks from outside find the bug by themselves).
+    pub self_check: bool,
+    /// Whether [`Checker::handle`] checks the boundary accounting. The
+    /// accounting enumerates boundaries one by one, so a scenario that
+    /// jumps years over a per-second schedule turns it off and counts
+    /// with its own arithmetic.
+    pub account: bool,
+    /// Policy of the schedule upserted by the current call, before it.
+    call_old_policy: Option<(String, Overlap)>,
+    /// Local jobs that a `cancel_previous` fire of the current call must
+    /// cancel: `(job, previous fire, new fire)`.
+    must_cancel: Vec<(u64, String, String)>,
 }
 
 impl Checker {
@@ -177,11 +252,17 @@ impl Checker {
             commands: Vec::new(),
             clock: engine.clock().as_millis(),
             grant: None,
+            held: None,
             fire_ids: HashSet::new(),
             jobs: HashSet::new(),
             local_queues: BTreeSet::new(),
             tracks: BTreeMap::new(),
             stats: Stats::default(),
+            planted: None,
+            self_check: true,
+            account: true,
+            call_old_policy: None,
+            must_cancel: Vec::new(),
         }
     }
 
@@ -249,6 +330,13 @@ impl Checker {
             _ => None,
         };
         let old_grant = self.grant;
+        self.call_old_policy = match &input {
+            Input::UpsertSchedule(d) => self
+                .tracks
+                .get(&d.name)
+                .map(|tr| (d.name.clone(), tr.def.overlap)),
+            _ => None,
+        };
         self.journal.push(JournalEntry {
             now: t(now),
             input: input.clone(),
@@ -307,6 +395,39 @@ impl Checker {
             self.clock,
             "clock: the engine clock is the largest now given"
         );
+        // A grant ends exactly when the clock reaches its validUntil or it
+        // is revoked: one `leadership_lost` with its epoch, then, and never
+        // otherwise.
+        if !self.config.standalone {
+            let lost: Vec<u64> = cmds
+                .iter()
+                .filter_map(|c| match c {
+                    Command::Event(Event::LeadershipLost { epoch }) => Some(epoch.0),
+                    _ => None,
+                })
+                .collect();
+            let revoked = matches!(input, Input::Leadership(None)) && reply.is_ok();
+            let expected: Vec<u64> = self
+                .held
+                .filter(|&(_, until)| self.clock >= until || revoked)
+                .map(|(e, _)| e)
+                .into_iter()
+                .collect();
+            assert!(
+                lost == expected,
+                "leader: at {} the grant {:?} (epoch, validUntil) called for `leadership_lost` \
+                 of {expected:?} (validUntil reached or revoked) but the epochs reported lost \
+                 are {lost:?}",
+                self.clock,
+                self.held
+            );
+            if !expected.is_empty() {
+                self.held = None;
+            }
+            if let (Input::Leadership(Some(g)), Ok(_)) = (&input, &reply) {
+                self.held = Some((g.epoch.0, g.valid_until.as_millis()));
+            }
+        }
         // Leadership as the harness knows it.
         if reply.is_ok() {
             match &input {
@@ -337,9 +458,33 @@ impl Checker {
             );
         }
         self.before_observe(engine, &input, &reply, old_info.as_ref());
+        // A fire settled by this input ends at the input, after the
+        // advance's commands: until then it may or may not count.
+        if let (Input::FireSettled { fire, .. }, Ok(_)) = (&input, &reply) {
+            let id = fire.to_string();
+            for tr in self.tracks.values_mut() {
+                for f in tr.flights.iter_mut().filter(|f| f.fire == id) {
+                    f.sure = false;
+                }
+            }
+        }
         for c in &cmds {
-            self.observe(c, clock, &epochs, &cursors);
-            self.acct.observe(c);
+            self.observe(c, clock, &epochs, &cursors, &input);
+            if self.account {
+                self.acct.observe(c);
+            }
+        }
+        if let (Input::FireSettled { fire, .. }, Ok(_)) = (&input, &reply) {
+            let id = fire.to_string();
+            for tr in self.tracks.values_mut() {
+                tr.flights.retain(|f| f.fire != id);
+            }
+        }
+        if let Some((job, prev, fire)) = self.must_cancel.first() {
+            panic!(
+                "O: {fire} fired under `cancel_previous` but job {job} of the previous fire \
+                 {prev} was not cancelled"
+            );
         }
         self.after_observe(engine, &input, &reply, old_info.as_ref());
         self.check(engine);
@@ -356,12 +501,83 @@ impl Checker {
         self.handle_expect(engine, now, input, false)
     }
 
+    /// The policies that may have applied to `name`'s boundaries in this call.
+    fn policies(&self, name: &str) -> Policies {
+        let now = self
+            .tracks
+            .get(name)
+            .map_or(Overlap::Skip, |tr| tr.def.overlap);
+        match &self.call_old_policy {
+            Some((n, old)) if n == name => Policies(*old, now),
+            _ => Policies(now, now),
+        }
+    }
+
+    /// Overlap outcome of a fire: whether the policy in force let it fire
+    /// with what the harness knows in flight, `cancel_previous`'s
+    /// cancellations, and the new fire's own flight.
+    fn overlap_fire(&mut self, f: &chime_core::Fire, input: &Input) {
+        let id = f.fire_id.to_string();
+        let name = f.schedule.to_string();
+        let policy = match (f.reason, input) {
+            (FireReason::Manual, Input::TriggerSchedule { overlap, .. }) => {
+                let p = overlap.unwrap_or(self.tracks[&name].def.overlap);
+                Policies(p, p)
+            }
+            (FireReason::Backfill, Input::Backfill { overlap, .. }) => {
+                let p = overlap.unwrap_or(Overlap::Allow);
+                Policies(p, p)
+            }
+            _ => self.policies(&name),
+        };
+        let tr = self.tracks.get_mut(&name).expect("tracked schedule");
+        if let Some(busy) = tr.flights.iter().find(|x| x.sure) {
+            assert!(
+                !policy.all(holds_back),
+                "O: {id} ({:?}) fired under `{:?}` while {} was in flight",
+                f.reason,
+                policy.1,
+                busy.fire
+            );
+        }
+        if policy.all(|p| p == Overlap::CancelPrevious) {
+            for prev in tr.flights.drain(..) {
+                if let (Some(job), true) = (prev.job, prev.sure) {
+                    self.must_cancel.push((job, prev.fire, id.clone()));
+                }
+            }
+        } else if policy.any(|p| p == Overlap::CancelPrevious) {
+            for prev in &mut tr.flights {
+                prev.sure = false;
+            }
+        }
+        if policy.any(|p| p != Overlap::Allow) {
+            tr.flights.push(Flight {
+                fire: id,
+                job: f.job.map(|j| j.0),
+                sure: policy.all(|p| p != Overlap::Allow),
+            });
+        }
+    }
+
+    /// A fire's local job ended (or its external fire stopped counting).
+    fn flight_ended(&mut self, job: Option<u64>, fire: Option<&str>) {
+        for tr in self.tracks.values_mut() {
+            tr.flights
+                .retain(|f| !(job.is_some() && f.job == job || fire == Some(f.fire.as_str())));
+        }
+        if let Some(job) = job {
+            self.must_cancel.retain(|c| c.0 != job);
+        }
+    }
+
     fn observe(
         &mut self,
         cmd: &Command,
         clock: i64,
         epochs: &[u64],
         cursors: &[(String, i64, i64, i64)],
+        input: &Input,
     ) {
         match cmd {
             Command::Fire(f) => {
@@ -413,8 +629,14 @@ impl Checker {
                 let tr = self
                     .tracks
                     .get_mut(&*f.schedule)
-                    .unwrap_or_else(|| panic!("{id}: fire of an unknown schedule"));
+                    .unwrap_or_else(|| panic!("R: {id}: fire of a schedule that does not exist"));
                 tr.fires += 1;
+                let (v0, v1) = tr.versions;
+                assert!(
+                    (v0..=v1).contains(&f.version),
+                    "R: {id}: version {} is not one of this schedule's ({v0}..={v1})",
+                    f.version
+                );
                 assert!(
                     due <= nominal + tr.max_jitter,
                     "H: {id}: dueAt {due} > nominal {nominal} + jitterMs {}",
@@ -448,6 +670,7 @@ impl Checker {
                         }
                     }
                 }
+                self.overlap_fire(f, input);
             }
             Command::Event(Event::FireSkipped {
                 schedule,
@@ -458,10 +681,26 @@ impl Checker {
             }) => {
                 self.stats.skipped += count;
                 let (first, last) = (first.as_millis(), last.as_millis());
-                let tr = self
-                    .tracks
-                    .get_mut(schedule.as_str())
-                    .unwrap_or_else(|| panic!("{schedule}: skip of an unknown schedule"));
+                if *reason == SkipReason::Overlap {
+                    let policy = self.policies(schedule);
+                    let tr = self.tracks.get(schedule.as_str()).unwrap_or_else(|| {
+                        panic!("R: {schedule}: skip of a schedule that does not exist")
+                    });
+                    assert!(
+                        policy.any(holds_back),
+                        "O: {schedule}: {count} boundaries ({first}..{last}) skipped `overlap` \
+                         under `{:?}`, which never skips",
+                        policy.1
+                    );
+                    assert!(
+                        !tr.flights.is_empty(),
+                        "O: {schedule}: {count} boundaries ({first}..{last}) skipped `overlap` \
+                         with nothing in flight"
+                    );
+                }
+                let tr = self.tracks.get_mut(schedule.as_str()).unwrap_or_else(|| {
+                    panic!("R: {schedule}: skip of a schedule that does not exist")
+                });
                 tr.skipped += count;
                 assert!(
                     last <= clock,
@@ -491,6 +730,40 @@ impl Checker {
                     }
                 }
             }
+            Command::Event(Event::FireBuffered { schedule, nominal }) => {
+                let policy = self.policies(schedule);
+                let tr = self.tracks.get(schedule.as_str()).unwrap_or_else(|| {
+                    panic!("R: {schedule}: buffered fire of an unknown schedule")
+                });
+                assert!(
+                    policy.any(|p| p == Overlap::BufferOne)
+                        || matches!(
+                            input,
+                            Input::TriggerSchedule {
+                                overlap: Some(Overlap::BufferOne),
+                                ..
+                            } | Input::Backfill {
+                                overlap: Some(Overlap::BufferOne),
+                                ..
+                            }
+                        ),
+                    "O: {schedule}: boundary {nominal} buffered under `{:?}`",
+                    policy.1
+                );
+                assert!(
+                    !tr.flights.is_empty(),
+                    "O: {schedule}: boundary {nominal} buffered with nothing in flight"
+                );
+            }
+            Command::Event(
+                Event::JobCompleted { job, .. }
+                | Event::JobDead { job, .. }
+                | Event::JobDropped { job, .. }
+                | Event::JobCancelled { job, .. },
+            ) => self.flight_ended(Some(job.0), None),
+            Command::Event(Event::FireUnsettled { fire }) => {
+                self.flight_ended(None, Some(&fire.to_string()));
+            }
             _ => {}
         }
     }
@@ -503,7 +776,9 @@ impl Checker {
         reply: &Result<Reply, Error>,
         old: Option<&chime_core::ScheduleInfo>,
     ) {
-        if let (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { .. })) = (input, reply) {
+        if let (Input::UpsertSchedule(def), Ok(Reply::ScheduleUpserted { version, .. })) =
+            (input, reply)
+        {
             let every = every_grid(&def.spec);
             match (old, self.tracks.get_mut(&def.name)) {
                 (Some(_), Some(tr)) => {
@@ -513,6 +788,7 @@ impl Checker {
                     }
                     tr.every_only &= every.is_some();
                     tr.def = def.clone();
+                    tr.versions.1 = *version;
                 }
                 _ => {
                     self.tracks.insert(
@@ -526,6 +802,8 @@ impl Checker {
                             every_only: every.is_some(),
                             fires: 0,
                             skipped: 0,
+                            flights: Vec::new(),
+                            versions: (*version, *version),
                         },
                     );
                 }
@@ -612,6 +890,35 @@ impl Checker {
                 }
                 let _ = engine;
             }
+            (
+                Input::TriggerSchedule { name, overlap },
+                Ok(Reply::Triggered {
+                    fire: None,
+                    buffered,
+                }),
+            ) => {
+                let tr = &self.tracks[name];
+                let policy = overlap.unwrap_or(tr.def.overlap);
+                assert!(
+                    holds_back(policy) && !tr.flights.is_empty(),
+                    "O: {name}: a trigger under `{policy:?}` answered fire: null (buffered: \
+                     {buffered}) with {} fires in flight",
+                    tr.flights.len()
+                );
+            }
+            (Input::Backfill { name, overlap, .. }, Ok(Reply::Backfilled { fires, skipped }))
+                if *skipped > 0 =>
+            {
+                let policy = overlap.unwrap_or(Overlap::Allow);
+                let room = engine.live_jobs() + fires.len() + (*skipped as usize)
+                    < self.config.limits.live_jobs;
+                assert!(
+                    holds_back(policy) || !room,
+                    "O: {name}: a backfill under `{policy:?}` skipped {skipped} boundaries \
+                     (made {}) with room in the queues",
+                    fires.len()
+                );
+            }
             (Input::RemoveSchedule { name }, Ok(Reply::ScheduleRemoved { existed })) => {
                 assert_eq!(
                     *existed,
@@ -628,8 +935,12 @@ impl Checker {
     }
 
     fn check(&mut self, engine: &Engine) {
-        engine.check_invariants();
-        self.acct.check(engine);
+        if self.self_check {
+            engine.check_invariants();
+        }
+        if self.account {
+            self.acct.check(engine);
+        }
         for (name, tr) in &self.tracks {
             let info = engine.schedule(name).unwrap();
             assert!(
@@ -657,8 +968,7 @@ impl Checker {
     /// Replays the whole journal on the initial snapshot: the command
     /// stream and the final state must be identical byte for byte.
     pub fn replay_from_start(&self, engine: &Engine) {
-        let snap = Snapshot::from_json(&self.initial).unwrap();
-        let replayed = journal::replay(snap, &self.journal).expect("replay");
+        let replayed = replay(&self.initial, &self.journal, self.planted);
         assert_eq!(
             replayed.commands.len(),
             self.commands.len(),
@@ -672,6 +982,29 @@ impl Checker {
             engine.snapshot().to_json(),
             "replay: final state differs"
         );
+    }
+}
+
+/// Restores the snapshot `json` and handles `entries` on it, as a host
+/// does after a crash: [`journal::replay`] itself, or the same loop on an
+/// engine with `planted` planted (a planted bug is not persisted).
+pub fn replay(json: &str, entries: &[JournalEntry], planted: Option<PlantedBug>) -> Replayed {
+    let snap = Snapshot::from_json(json).expect("snapshot parses");
+    let Some(bug) = planted else {
+        return journal::replay(snap, entries).expect("replay");
+    };
+    let mut engine = Engine::restore(snap).expect("snapshot restores");
+    engine.plant(bug);
+    let mut commands = Vec::new();
+    let mut replies = Vec::new();
+    for e in entries {
+        replies.push(engine.handle(e.now, e.input.clone()));
+        commands.extend(journal::drain_json(&mut engine));
+    }
+    Replayed {
+        engine,
+        commands,
+        replies,
     }
 }
 

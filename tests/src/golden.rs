@@ -19,8 +19,8 @@
 //! engine_golden`: inputs (and notes) are kept, outputs are rewritten. A
 //! fixture is a specification: read the diff before committing it.
 
-use chime_core::journal;
-use chime_core::{Engine, EngineConfig, Input, JournalEntry, Snapshot, Timestamp};
+use crate::checker::Checker;
+use chime_core::{Engine, EngineConfig, Input, Snapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -61,12 +61,8 @@ pub struct Run {
     pub lines: Vec<String>,
     /// The engine after the last input.
     pub engine: Engine,
-    /// The inputs, as a journal.
-    pub journal: Vec<JournalEntry>,
-    /// Every command, serialized, in order.
-    pub commands: Vec<String>,
-    /// The config used.
-    pub config: EngineConfig,
+    /// What recorded and checked every call (journal and commands too).
+    pub checker: Checker,
 }
 
 /// Parses a fixture (blank lines ignored).
@@ -80,60 +76,70 @@ pub fn parse(text: &str) -> Vec<Line> {
         .collect()
 }
 
-/// Runs every input of `lines` through a fresh engine, checking its
-/// invariants after each, and renders the fixture with the actual outputs.
+/// Runs every input of `lines` through a fresh engine and the shared
+/// [`Checker`] (so a fixture is also checked against every invariant of the
+/// model test and the simulation), and renders the fixture with the actual
+/// outputs.
 pub fn run(lines: Vec<Line>) -> Run {
     let mut config = EngineConfig::default();
-    let mut engine: Option<Engine> = None;
+    let mut harness: Option<(Engine, Checker)> = None;
     let mut out = Vec::new();
-    let mut journal = Vec::new();
-    let mut all = Vec::new();
     for mut line in lines {
         if let Some(c) = &line.config {
-            assert!(engine.is_none(), "config must come first");
+            assert!(harness.is_none(), "config must come first");
             config = serde_json::from_str(c.get()).expect("a valid EngineConfig");
         }
         if let Some(input) = &line.input {
-            let e = engine.get_or_insert_with(|| Engine::new(config.clone()));
+            let (e, chk) = harness.get_or_insert_with(|| {
+                let e = Engine::new(config.clone());
+                let chk = Checker::new(&e);
+                (e, chk)
+            });
             let input: Input = serde_json::from_str(input.get())
                 .unwrap_or_else(|err| panic!("bad input {}: {err}", input.get()));
-            let now = Timestamp::from_millis(line.now.expect("an input has a now")).unwrap();
-            journal.push(JournalEntry {
-                now,
-                input: input.clone(),
-            });
-            let (reply, error) = match e.handle(now, input) {
+            let now = line.now.expect("an input has a now");
+            let before = chk.commands.len();
+            let (reply, error) = match chk.handle(e, now, input).0 {
                 Ok(r) => (Some(raw(serde_json::to_string(&r).unwrap())), None),
                 Err(err) => {
                     let v = serde_json::json!({"code": err.code(), "message": err.to_string()});
                     (None, Some(raw(v.to_string())))
                 }
             };
-            let cmds = journal::drain_json(e);
-            e.check_invariants();
-            all.extend(cmds.iter().cloned());
             line.reply = reply;
             line.error = error;
-            line.commands = Some(cmds.into_iter().map(raw).collect());
+            line.commands = Some(chk.commands[before..].iter().cloned().map(raw).collect());
         }
         out.push(serde_json::to_string(&line).unwrap());
     }
+    let (engine, checker) = harness.unwrap_or_else(|| {
+        let e = Engine::new(config);
+        let chk = Checker::new(&e);
+        (e, chk)
+    });
     Run {
         lines: out,
-        engine: engine.unwrap_or_else(|| Engine::new(config.clone())),
-        journal,
-        commands: all,
-        config,
+        engine,
+        checker,
     }
 }
 
-/// Replays fixture `path` and compares it line by line with the engine's
-/// output (or rewrites it when `CHIME_BLESS=1`). Also checks that the
-/// journal replays to the same commands and that the final snapshot
-/// round-trips byte for byte.
+/// Replays fixture `path`, checks that the journal replays to the same
+/// commands and that the final snapshot round-trips byte for byte, then
+/// compares the fixture line by line with the engine's output (or, only
+/// once every check passed, rewrites it when `CHIME_BLESS=1`).
 pub fn check_file(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     let run = run(parse(&text));
+    // The same journal replays to the same bytes, and the snapshot round-trips.
+    run.checker.replay_from_start(&run.engine);
+    let snap = run.engine.snapshot().to_json();
+    let back = Engine::restore(Snapshot::from_json(&snap).unwrap()).unwrap();
+    assert_eq!(
+        back.snapshot().to_json(),
+        snap,
+        "{path:?}: snapshot round trip"
+    );
     if std::env::var_os("CHIME_BLESS").is_some_and(|v| v == "1") {
         let mut new = run.lines.join("\n");
         new.push('\n');
@@ -170,15 +176,4 @@ pub fn check_file(path: &std::path::Path) {
             );
         }
     }
-    // The same journal replays to the same bytes, and the snapshot round-trips.
-    let first = Engine::new(run.config.clone()).snapshot();
-    let replayed = journal::replay(first, &run.journal).unwrap();
-    assert_eq!(replayed.commands, run.commands, "{path:?}: replay differs");
-    let snap = run.engine.snapshot().to_json();
-    let back = Engine::restore(Snapshot::from_json(&snap).unwrap()).unwrap();
-    assert_eq!(
-        back.snapshot().to_json(),
-        snap,
-        "{path:?}: snapshot round trip"
-    );
 }

@@ -5,6 +5,8 @@ pub mod accounting;
 pub mod checker;
 pub mod dst;
 pub mod golden;
+pub mod scenario;
+pub mod sim;
 pub mod specgen;
 
 /// The README's Rust snippets compile and run (`cargo test --doc`).

@@ -5,9 +5,8 @@
 //! "backfill is for the past" (`to` after `now` is `invalid_input` and
 //! changes nothing, not even the clock).
 
-mod engine_common;
 use chime_core::{Error, FireId, FireReason, Input, Overlap, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T0: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;

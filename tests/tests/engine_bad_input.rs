@@ -8,12 +8,11 @@
 //! - a refusal that needs state (unknown job, stale token, …) changes
 //!   exactly what a plain `Advance` to that `now` would have changed.
 
-mod engine_common;
 use chime_core::{
     Engine, EngineConfig, EnqueueRequest, Epoch, FireId, FireOutcome, Input, JobId,
     LeadershipGrant, LeaseToken, Limits, Payload, QueueConfig, Snapshot,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 const HOUR: i64 = 3_600_000;

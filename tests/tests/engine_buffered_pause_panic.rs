@@ -6,12 +6,11 @@
 //! at the grant. Removing the schedule reports the buffered fire as
 //! `fire_dropped{reason: "removed"}`.
 
-mod engine_common;
 use chime_core::{
     Command, EngineConfig, Epoch, Event, FireId, FireReason, Input, JobState, LeadershipGrant,
     Overlap, Payload, Reply, ScheduleStatus,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned, so `@every 1h` has no boundary within the scenario.
 const T0: i64 = 1_800_000_000_000;

@@ -3,9 +3,8 @@
 //! payload. A buffered fire keeps the due time, version and payload it was
 //! buffered with.
 
-mod engine_common;
 use chime_core::{Event, FireReason, Input, Overlap, Payload, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned: `@every 1m` boundaries are `T0 + k * MIN`.
 const T0: i64 = 1_800_000_000_000;

@@ -2,9 +2,8 @@
 //! cursor back on the grid, and the default `skip` overlap collapsing a
 //! backlog into one fire while its job runs.
 
-mod engine_common;
 use chime_core::{FireReason, Input, Overlap, QueueConfig, QueueMode, SkipReason};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const START: i64 = 1_000_000_000_000; // 2001-09-09, on a 2 s grid
 

@@ -2,9 +2,8 @@
 //! such call emits exactly one `clock_clamped{given, clock}` event, the
 //! clock never goes back, and no boundary fires twice.
 
-mod engine_common;
 use chime_core::{Command, Event, Input, Overlap, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T0: i64 = 1_800_000_000_000;
 

@@ -4,9 +4,8 @@
 //! for a fixed-time spec, no double fire in the fall-back hour, and both
 //! passes for a spec that runs on elapsed time.
 
-mod engine_common;
 use chime_core::{Command, Input, Overlap};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 fn ms(s: &str) -> i64 {
     s.parse::<jiff::Timestamp>().unwrap().as_millisecond()

@@ -2,11 +2,10 @@
 //! flight until `FireSettled` or until the queue's `lease_ms` passes
 //! (`fire_unsettled`, then it counts as settled).
 
-mod engine_common;
 use chime_core::{
     Command, Event, FireId, FireOutcome, Input, QueueConfig, QueueMode, Reply, SkipReason,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 

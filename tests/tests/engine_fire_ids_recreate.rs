@@ -5,9 +5,8 @@
 //! version is also above every version the old one had, so
 //! `(schedule, version)` is unique.
 
-mod engine_common;
 use chime_core::{Fire, FireId, Input, JobId, Overlap, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 use std::collections::BTreeSet;
 
 const T0: i64 = 1_800_000_000_000;
@@ -157,7 +156,7 @@ fn ids_and_versions_stay_unique_across_snapshot_restore() {
     h.check_replay();
 
     // Restore after the removal, then re-create.
-    let mut h = Harness::restored(&h.engine.snapshot().to_json());
+    h.restart();
     assert_eq!(upsert(&mut h, T0, "2"), 3);
     let (m2, fm2) = trigger(&mut h, T0);
     let (b2, fb2) = backfill_3h(&mut h, T0);

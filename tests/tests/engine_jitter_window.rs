@@ -4,9 +4,8 @@
 //! `too_old`). The window is measured from the boundary's due time
 //! (nominal + jitter): with no downtime every boundary fires on time.
 
-mod engine_common;
 use chime_core::{FireReason, Input, Overlap};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned: the boundaries are `T0 + k * HOUR`.
 const T0: i64 = 1_800_000_000_000;

@@ -1,12 +1,11 @@
 //! Leadership: fire only under a valid grant, stamp its epoch, report the
 //! loss once, keep cursors put while not leading, then catch up.
 
-mod engine_common;
 use chime_core::{
     Command, EngineConfig, Epoch, Event, Input, LeadershipGrant, Overlap, QueueConfig, QueueMode,
     Reply,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 

@@ -1,9 +1,8 @@
 //! The four overlap policies with a local queue: `skip`, `allow`,
 //! `buffer_one` (released when the running job ends) and `cancel_previous`.
 
-mod engine_common;
 use chime_core::{CancelReason, Command, Event, FireReason, Input, Overlap, Reply, SkipReason};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 

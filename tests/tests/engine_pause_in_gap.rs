@@ -6,12 +6,11 @@
 //! definition and unpaused by an upsert in a gap does not fire the
 //! boundaries that came due while it was paused.
 
-mod engine_common;
 use chime_core::{
     EngineConfig, Epoch, Event, FireReason, Input, LeadershipGrant, Overlap, Reply, ScheduleStatus,
     SkipReason,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned, so `@every 1m` boundaries are `T0 + k * MIN`.
 const T0: i64 = 1_800_000_000_000;

@@ -3,9 +3,8 @@
 //! and the accounting identity holds throughout. Also `start_at`, `end_at`,
 //! `max_fires` and one-shot completion.
 
-mod engine_common;
 use chime_core::{Event, Input, Reply, ScheduleStatus, SkipReason};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 

@@ -5,12 +5,11 @@
 //! skip. Each is now reported as `fire_skipped{reason: "redefined"}` and
 //! counted, so fires + skipped == boundaries processed.
 
-mod engine_common;
 use chime_core::{
     EngineConfig, Epoch, Event, Input, LeadershipGrant, Limits, Overlap, Reply, ScheduleDef,
     SkipReason,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned: `@every 1h` and hourly cron boundaries are `T0 + k * HOUR`.
 const T0: i64 = 1_800_000_000_000;

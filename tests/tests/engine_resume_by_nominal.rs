@@ -3,9 +3,8 @@
 //! jittered due time is after the resume. A boundary whose nominal time is
 //! after the resume fires.
 
-mod engine_common;
 use chime_core::{Input, Overlap, SkipReason};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 /// Hour-aligned: `@every 1h` boundaries are `T0 + k * HOUR`.
 const T0: i64 = 1_800_000_000_000;

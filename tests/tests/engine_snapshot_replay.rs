@@ -1,10 +1,9 @@
 //! Snapshots round-trip byte for byte, and replaying the journal from a
 //! mid-way snapshot reproduces the recorded command stream byte for byte.
 
-mod engine_common;
 use chime_core::journal;
 use chime_core::{Command, EngineConfig, Input, Overlap, QueueConfig, QueueMode, Reply, Snapshot};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const S: i64 = 1_000_000_000_000;
 
@@ -114,9 +113,9 @@ fn replay_from_a_midway_snapshot_reproduces_the_commands() {
     let mut h = setup();
     workload(&mut h, S + 1000, 30);
     let mid = Snapshot::from_json(&h.engine.snapshot().to_json()).unwrap();
-    let (journal_at, commands_at) = (h.journal.len(), h.commands.len());
+    let (journal_at, commands_at) = (h.journal().len(), h.commands.len());
     workload(&mut h, S + 60_000, 60);
-    let tail = &h.journal[journal_at..];
+    let tail = &h.journal()[journal_at..];
     let expected = json(&h.commands[commands_at..]);
     assert!(
         expected.len() > 50,
@@ -141,7 +140,7 @@ fn replay_from_a_midway_snapshot_reproduces_the_commands() {
         ..EngineConfig::default()
     })
     .snapshot();
-    let all = journal::replay(first, &h.journal).unwrap();
+    let all = journal::replay(first, h.journal()).unwrap();
     assert_eq!(all.commands, json(&h.commands));
     assert_eq!(all.replies.iter().filter(|r| r.is_err()).count(), 2);
 }

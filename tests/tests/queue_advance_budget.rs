@@ -5,12 +5,11 @@
 //! 20,000 leases expired at once and a budget of 10, every advance stays
 //! within the bound and every lease expires exactly once.
 
-mod engine_common;
 use chime_core::{
     Command, Engine, EngineConfig, EnqueueRequest, Event, Input, JobId, Limits, Payload,
     QueueConfig, Reply,
 };
-use engine_common::t;
+use chime_tests::scenario::t;
 use std::collections::BTreeMap;
 
 const T: i64 = 1_000_000_000_000;

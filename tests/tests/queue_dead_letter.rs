@@ -1,11 +1,10 @@
 //! Out of attempts: dead-lettered (kept, listable, redrivable, purgeable)
 //! or, with `deadLetter: false`, dropped; both reported.
 
-mod engine_common;
 use chime_core::{
     Command, EnqueueRequest, Event, Input, JobId, JobState, Payload, QueueConfig, Reply,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 

@@ -1,9 +1,8 @@
 //! Idempotency keys: within the window (live and finished jobs), after
 //! the window, after retention pruned the job, and per queue.
 
-mod engine_common;
 use chime_core::{EnqueueRequest, Input, JobId, Payload, QueueConfig, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 

@@ -5,9 +5,8 @@
 //! there with the current token succeed. Nothing is left due at `MAX`, so
 //! `poll_timeout()` does not ask the host to advance again and again.
 
-mod engine_common;
 use chime_core::{EnqueueRequest, Event, Input, JobState, Payload, Reply, Timestamp};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const MAX: i64 = Timestamp::MAX.as_millis();
 

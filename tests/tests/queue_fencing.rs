@@ -2,9 +2,8 @@
 //! token is `lease_lost` for heartbeat, complete and fail, and the
 //! rejected call changes nothing (the snapshot is byte-identical).
 
-mod engine_common;
 use chime_core::{EnqueueRequest, Input, JobState, LeaseToken, Payload, QueueConfig, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 

@@ -5,9 +5,8 @@
 //! keys still de-duplicate among themselves. Snapshots holding both kinds
 //! round-trip byte for byte.
 
-mod engine_common;
 use chime_core::{Engine, EnqueueRequest, Input, JobId, Payload, Reply, Snapshot};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 const HOUR: i64 = 3_600_000;

@@ -2,11 +2,10 @@
 //! retried with backoff, and dead-lettered once attempts run out; a
 //! heartbeat moves the deadline.
 
-mod engine_common;
 use chime_core::{
     Command, EnqueueRequest, Event, Input, JobId, JobState, Payload, QueueConfig, Reply,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 

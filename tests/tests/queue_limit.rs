@@ -3,11 +3,10 @@
 //! by a schedule's target — is refused with `limit_exceeded{what:
 //! "queues"}` and changes nothing; existing queues stay usable.
 
-mod engine_common;
 use chime_core::{
     EngineConfig, EnqueueRequest, Error, Input, Limits, Payload, QueueConfig, Reply, Snapshot,
 };
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 

@@ -5,9 +5,8 @@
 //! window), the dead letter is redriven without its key and the reply
 //! counts it in `keysDropped`.
 
-mod engine_common;
 use chime_core::{EnqueueRequest, Input, JobId, JobState, Payload, QueueConfig, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 const WINDOW: i64 = 1_000;

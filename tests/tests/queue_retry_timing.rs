@@ -2,9 +2,8 @@
 //! jitter): the exact bounds per attempt, determinism for one seed, a
 //! different spread for another seed, and the `retryAt` override.
 
-mod engine_common;
 use chime_core::{EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, Reply};
-use engine_common::*;
+use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
 const ATTEMPTS: u32 = 12;

@@ -9,10 +9,16 @@
 
 use crate::engine::Engine;
 use crate::engine::fire::Offer;
+#[cfg(feature = "testing")]
+use crate::engine::planted::PlantedBug;
 use crate::schedule::catchup;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
 use crate::wire::schedule_def::Overlap;
+
+/// How many due schedules [`Schedules::warm`](crate::schedule::Schedules::warm)
+/// reads ahead of the fire loop.
+const WARM_AHEAD: usize = 16;
 
 impl Engine {
     /// Moves the clock to `now` (clamped) and does everything due.
@@ -27,7 +33,12 @@ impl Engine {
             now
         };
         self.clock = now;
-        if !self.config.standalone {
+        // Planted (tests only): a grant that never runs out.
+        #[cfg(feature = "testing")]
+        let never_expires = self.planted(PlantedBug::LeadershipNeverExpires);
+        #[cfg(not(feature = "testing"))]
+        let never_expires = false;
+        if !self.config.standalone && !never_expires {
             self.leadership.expire(now, &mut self.out);
         }
         let (limits, seed) = (&self.config.limits, self.config.seed);
@@ -133,13 +144,17 @@ impl Engine {
     /// Processes due boundaries within the per-advance budgets.
     fn fire_due(&mut self) {
         let now = self.clock;
-        let mut fires = 0u32;
+        let (mut fires, mut steps) = (0u32, 0usize);
         self.backlog = false;
         loop {
             if fires >= self.config.limits.fires_per_advance {
                 self.backlog = self.schedules.next_due().is_some_and(|d| d <= now);
                 return;
             }
+            if steps % WARM_AHEAD == 0 {
+                std::hint::black_box(self.schedules.warm(now, WARM_AHEAD));
+            }
+            steps += 1;
             let Some(idx) = self.schedules.pop_due(now) else {
                 return;
             };
@@ -153,12 +168,19 @@ impl Engine {
     /// Returns whether a boundary fired.
     fn step(&mut self, idx: u32) -> bool {
         let (now, seed) = (self.clock, self.config.seed);
+        // Planted (tests only): a paused schedule on the plain path fires.
+        #[cfg(feature = "testing")]
+        let keep_firing = self.planted(PlantedBug::PausedKeepFiring);
+        #[cfg(not(feature = "testing"))]
+        let keep_firing = false;
         let s = self.schedules.at_mut(idx);
         let c = s.cursor.expect("indexed schedule has a cursor");
         let next = s.next_boundary(c);
         let backlog = next.is_some_and(|n| s.due_of(seed, n) <= now);
         let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
-        let plain = !s.is_paused() && s.pause_log().is_empty() && s.due_at.as_millis() >= cutoff;
+        let plain = (keep_firing || !s.is_paused())
+            && s.pause_log().is_empty()
+            && s.due_at.as_millis() >= cutoff;
         if !plain || backlog {
             catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
             if s.cursor != Some(c) {
@@ -167,7 +189,10 @@ impl Engine {
                 return false;
             }
         }
-        assert!(!s.segment_at(c).0, "a paused boundary is never offered");
+        assert!(
+            keep_firing || !s.segment_at(c).0,
+            "a paused boundary is never offered"
+        );
         let reason = if backlog {
             FireReason::Catchup
         } else {

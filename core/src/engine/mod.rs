@@ -10,6 +10,8 @@ mod fire;
 pub mod journal;
 mod leadership;
 pub(crate) mod outbox;
+#[cfg(feature = "testing")]
+pub(crate) mod planted;
 mod schedule_inputs;
 pub(crate) mod snapshot;
 pub(crate) mod validate;
@@ -59,6 +61,9 @@ pub struct Engine {
     pub(crate) skips: Skips,
     /// A per-advance budget left due work behind: `poll_timeout` = clock.
     pub(crate) backlog: bool,
+    /// The planted bug, if any (tests only; never serialized).
+    #[cfg(feature = "testing")]
+    pub(crate) planted: Option<planted::PlantedBug>,
 }
 
 /// Getters.
@@ -76,6 +81,8 @@ impl Engine {
             scratch: Output::default(),
             skips: Skips::default(),
             backlog: false,
+            #[cfg(feature = "testing")]
+            planted: None,
         }
     }
 
@@ -91,6 +98,12 @@ impl Engine {
 
     /// Whether the engine may fire at its clock (always when standalone).
     pub fn is_leader(&self) -> bool {
+        #[cfg(feature = "testing")]
+        if self.planted(planted::PlantedBug::LeadershipNeverExpires)
+            && self.leadership.grant.is_some()
+        {
+            return true;
+        }
         self.leadership
             .is_leader(self.config.standalone, self.clock)
     }

@@ -5,6 +5,7 @@ use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId};
 use crate::wire::payload::{Headers, Payload};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// One output. Serialized externally tagged, camelCase.
@@ -270,7 +271,7 @@ pub enum Event {
 /// The engine's pending commands, in emission order.
 #[derive(Debug, Default)]
 pub(crate) struct Output {
-    queue: std::collections::VecDeque<Command>,
+    queue: VecDeque<Command>,
 }
 
 impl Output {
@@ -290,8 +291,21 @@ impl Output {
     }
 
     /// Moves every command, oldest first, to the end of `into`.
+    ///
+    /// When `into` is empty (a host reusing one batch buffer) the two
+    /// buffers are exchanged instead of copied: converting between
+    /// `VecDeque` and `Vec` is free while the ring has not wrapped, which
+    /// it has not unless `poll_command` interleaved with emission. Each
+    /// command is 100+ bytes, and the copy was a fifth of a burst
+    /// advance; the engine keeps the host's old buffer and its capacity.
     pub(crate) fn drain_into(&mut self, into: &mut Vec<Command>) {
-        into.extend(self.queue.drain(..));
+        if into.is_empty() {
+            let mut taken = Vec::from(std::mem::take(&mut self.queue));
+            std::mem::swap(into, &mut taken);
+            self.queue = VecDeque::from(taken);
+        } else {
+            into.extend(self.queue.drain(..));
+        }
     }
 
     /// Commands waiting.

@@ -1,8 +1,8 @@
-//! Helpers shared by the `engine_*` scenarios: a harness that records the
-//! journal and every command, and checks the engine's invariants after
-//! every input.
-#![allow(dead_code)]
+//! Helpers shared by the scenario tests (`engine_*`, `queue_*`): a harness
+//! that records the journal and every command and checks the engine's
+//! invariants after every input, and small builders and filters.
 
+use crate::checker::Checker;
 use chime_core::journal;
 use chime_core::{
     Claimed, Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload,
@@ -35,76 +35,66 @@ pub fn target(queue: &str, payload: &str) -> Target {
     }
 }
 
-/// An engine plus everything it was told and said.
+/// An engine driven through the shared [`Checker`]: every call is
+/// recorded (journal and commands) and checked against every invariant the
+/// model test and the simulation check, so a scenario test cannot pass on a
+/// run that breaks one of them.
 pub struct Harness {
+    /// The engine under test.
     pub engine: Engine,
-    pub journal: Vec<JournalEntry>,
+    /// Records and checks every call.
+    pub checker: Checker,
+    /// Every command since the start, typed.
     pub commands: Vec<Command>,
-    /// Snapshot JSON of the engine before the first input of `journal`.
-    pub initial: String,
 }
 
 impl Harness {
+    /// A harness on a new engine with `config`.
     pub fn new(config: EngineConfig) -> Harness {
         let engine = Engine::new(config);
-        let initial = engine.snapshot().to_json();
+        let checker = Checker::new(&engine);
         Harness {
             engine,
-            journal: Vec::new(),
+            checker,
             commands: Vec::new(),
-            initial,
         }
+    }
+
+    /// Every input since the start.
+    pub fn journal(&self) -> &[JournalEntry] {
+        &self.checker.journal
     }
 
     /// Replays the whole journal (through its JSON Lines text) on the
     /// initial snapshot: the same commands, byte for byte, and the same
     /// final state.
     pub fn check_replay(&self) {
-        let entries = journal::read(&journal::write(&self.journal)).expect("journal reads back");
-        assert_eq!(entries, self.journal, "journal text round-trips");
-        let snap = Snapshot::from_json(&self.initial).unwrap();
-        let replayed = journal::replay(snap, &entries).expect("replay");
-        let recorded: Vec<String> = self
-            .commands
-            .iter()
-            .map(|c| serde_json::to_string(c).unwrap())
-            .collect();
-        assert_eq!(replayed.commands, recorded, "replay: commands");
-        assert_eq!(
-            replayed.engine.snapshot().to_json(),
-            self.engine.snapshot().to_json(),
-            "replay: final state"
-        );
+        let entries = journal::read(&journal::write(self.journal())).expect("journal reads back");
+        assert_eq!(entries, self.journal(), "journal text round-trips");
+        self.checker.replay_from_start(&self.engine);
     }
 
-    /// A harness on an engine restored from snapshot JSON (the journal
-    /// starts there).
-    pub fn restored(json: &str) -> Harness {
-        let engine = Engine::restore(Snapshot::from_json(json).unwrap()).unwrap();
+    /// A restart, as a host does it: the engine is replaced by one restored
+    /// from its snapshot, which must round-trip byte for byte. The journal
+    /// and the checks go on, so `check_replay` still starts from the
+    /// beginning.
+    pub fn restart(&mut self) {
+        let json = self.engine.snapshot().to_json();
+        let engine = Engine::restore(Snapshot::from_json(&json).unwrap()).unwrap();
         engine.check_invariants();
         assert_eq!(engine.snapshot().to_json(), json, "restore round-trips");
-        Harness {
-            engine,
-            journal: Vec::new(),
-            commands: Vec::new(),
-            initial: json.to_owned(),
-        }
+        self.engine = engine;
     }
 
+    /// A harness on a standalone engine with the default configuration.
     pub fn standalone() -> Harness {
         Harness::new(EngineConfig::default())
     }
 
-    /// Handles, drains (returning the new commands), checks invariants.
+    /// Handles, drains (returning the new commands) and checks.
     pub fn run(&mut self, now: i64, input: Input) -> (Result<Reply, Error>, Vec<Command>) {
-        self.journal.push(JournalEntry {
-            now: t(now),
-            input: input.clone(),
-        });
-        let reply = self.engine.handle(t(now), input);
-        let new: Vec<Command> = std::iter::from_fn(|| self.engine.poll_command()).collect();
+        let (reply, new) = self.checker.handle(&mut self.engine, now, input);
         self.commands.extend(new.iter().cloned());
-        self.engine.check_invariants();
         (reply, new)
     }
 
@@ -114,6 +104,7 @@ impl Harness {
         (reply.unwrap(), cmds)
     }
 
+    /// An `Advance` at `now`; returns the new commands.
     pub fn advance(&mut self, now: i64) -> Vec<Command> {
         self.ok(now, Input::Advance).1
     }
