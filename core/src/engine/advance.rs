@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::engine::fire::Offer;
 #[cfg(feature = "testing")]
 use crate::engine::planted::PlantedBug;
-use crate::schedule::catchup;
+use crate::schedule::Tick;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
 use crate::wire::schedule_def::Overlap;
@@ -190,7 +190,12 @@ impl Engine {
             && s.pause_log().is_empty()
             && s.due_at.as_millis() >= cutoff;
         if !plain || backlog {
-            catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
+            s.catch_up(&mut Tick {
+                now,
+                seed,
+                skips: &mut self.skips,
+                out: &mut self.out,
+            });
             if s.cursor != Some(c) {
                 // Skipped up to a later boundary: it is popped again when due.
                 self.schedules.index_after(idx, now);
