@@ -313,8 +313,8 @@ impl Output {
         self.queue.len()
     }
 
-    /// Moves every command of `other` to the end of `self`, keeping order.
-    pub(crate) fn append(&mut self, other: &mut Output) {
-        self.queue.append(&mut other.queue);
+    /// Appends commands in order (`Option` for a command that may not be).
+    pub(crate) fn extend(&mut self, cmds: impl IntoIterator<Item = Command>) {
+        self.queue.extend(cmds);
     }
 }
