@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test chime has, on a fresh Debian 12 machine with rustup.
-# Installs what it needs first (idempotent): the wasm32 target, rustfmt, clippy.
+# Installs what it needs first (idempotent): the wasm32 target, rustfmt, clippy;
+# scripts/build-wasm.sh adds the wasm-bindgen CLI and binaryen, npm ci the
+# JS dev dependencies, and the browser test Debian's chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +34,20 @@ step "golden traces unchanged by the run"
 if git rev-parse --git-dir >/dev/null 2>&1; then
   git diff --exit-code --stat -- tests/golden
 fi
+
+step "wasm binding is clippy-clean for its real target"
+cargo clippy -p chime-wasm --target wasm32-unknown-unknown --locked -- -D warnings
+
+step "npm package: build (wasm-bindgen CLI, wasm-opt installed if missing)"
+scripts/build-wasm.sh
+
+step "npm package: chromium for the browser test (Debian's, never a download)"
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+  apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+fi
+
+step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, browser page; tsc --strict on a typed example)"
+(cd wasm && npm ci --no-audit --no-fund --loglevel=error && CHIME_REQUIRE_BROWSER=1 npm test && npm run typecheck)
 
 step "doc tests and docs build without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core -p chime-native --no-deps --locked

@@ -50,6 +50,18 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use store::{Index, Job, JobLease, KeySpace, QueueState};
 
+/// What [`Queues::enqueue`] did.
+#[derive(Debug)]
+pub(crate) struct Enqueued {
+    /// The new job, or the live one holding the key.
+    pub job: JobId,
+    /// Whether an existing job was returned.
+    pub deduplicated: bool,
+    /// `Wake` for the queue, which had nothing claimable before this job:
+    /// the caller emits it after its own commands about the job.
+    pub wake: Option<Command>,
+}
+
 /// Every queue and job of one engine. Part of the engine snapshot.
 ///
 /// Serialized fields are the canonical state; `idx` is derived (see
@@ -178,8 +190,11 @@ impl Queues {
     /// is returned and nothing changes, whatever the rest of the request says.
     ///
     /// `fire` links the job to the schedule fire that created it (engine
-    /// use). The job is available at once (and the queue woken if it had
-    /// nothing claimable) unless `run_at`/`delay_ms` put it in the future.
+    /// use). The job is available at once unless `run_at`/`delay_ms` put it
+    /// in the future. An implicitly created queue is announced in `out`;
+    /// the wake of a queue that had nothing claimable is left to the
+    /// caller ([`Enqueued::wake`]), so a fire's `Fire` command can come
+    /// between the two.
     ///
     /// The request's own fields were checked by `engine::validate` before the
     /// engine advanced (fires build theirs from a checked definition); the
@@ -191,7 +206,7 @@ impl Queues {
         fire: Option<FireId>,
         limits: &Limits,
         out: &mut Output,
-    ) -> Result<(JobId, bool), Error> {
+    ) -> Result<Enqueued, Error> {
         let run_at = run_at(&req, now);
         if self
             .config(&req.queue)
@@ -212,7 +227,11 @@ impl Queues {
             .as_ref()
             .and_then(|key| self.dedup_hit(&req.queue, space, key, now))
         {
-            return Ok((job, true));
+            return Ok(Enqueued {
+                job,
+                deduplicated: true,
+                wake: None,
+            });
         }
         if !self.queues.contains_key(&req.queue) {
             self.check_room(limits)?;
@@ -258,14 +277,17 @@ impl Queues {
         let q = self.queues.get_mut(&job.queue).expect("queue exists");
         q.totals.enqueued += 1;
         store::index(&mut self.idx, &mut q.idx, id, &job);
-        let wake = job.state == JobState::Available && q.idx.available.len() == 1;
-        if wake {
-            out.push(Command::Wake {
+        let wake = (job.state == JobState::Available && q.idx.available.len() == 1).then(|| {
+            Command::Wake {
                 queue: job.queue.clone(),
-            });
-        }
+            }
+        });
         assert!(self.jobs.insert(id, job).is_none(), "job id reused");
-        Ok((id, false))
+        Ok(Enqueued {
+            job: id,
+            deduplicated: false,
+            wake,
+        })
     }
 
     /// Leases up to `max` available jobs of `queue` to `worker`, in claim

@@ -20,6 +20,7 @@ use std::num::NonZeroU64;
 /// at a million of them the niche is worth a few megabytes. Order, hashing
 /// and serialization are those of the millisecond value.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "number"))]
 #[serde(try_from = "i64", into = "i64")]
 pub struct Timestamp(NonZeroU64);
 

@@ -38,6 +38,7 @@ use chime_core::{
     Command, Engine, EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, QueueMode, Reply,
     ScheduleDef, Timestamp,
 };
+use chime_tests::workload::{PAYLOAD, START, burst_def, burst_def_named, mix, spread_def};
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
@@ -49,30 +50,8 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-const START: i64 = 1_767_225_600_000; // 2026-01-01T00:00Z
-const PAYLOAD: &str = r#"{"n":1}"#;
-
 fn t(ms: i64) -> Timestamp {
     Timestamp::from_millis(ms).unwrap()
-}
-
-fn def(i: usize) -> ScheduleDef {
-    def_named(&format!("sched-{i:07}"), i)
-}
-
-/// Schedule `name` of the mix (spec by `i % 10`).
-fn def_named(name: &str, i: usize) -> ScheduleDef {
-    let (spec, tz) = match i % 10 {
-        0..=5 => ("@every 1s", None),
-        6 | 7 => ("* * * * * *", None),
-        8 => ("* * * * * *", Some("America/New_York")),
-        _ => ("* * * * * *", Some("Europe/London")),
-    };
-    let tz = tz.map_or(String::new(), |z| format!(r#""tz":"{z}","#));
-    let text = format!(
-        r#"{{"name":"{name}","spec":"{spec}",{tz}"overlap":"allow","target":{{"queue":"out","payload":{PAYLOAD}}}}}"#
-    );
-    serde_json::from_str(&text).unwrap()
 }
 
 /// Drains in one batch (`drain_commands`, as the bindings do), reusing
@@ -110,7 +89,8 @@ fn engine_with(n: usize) -> (Engine, f64) {
     // resident in the engine and count.
     let region = Region::new(GLOBAL);
     for i in 0..n {
-        e.handle(t(START), Input::UpsertSchedule(def(i))).unwrap();
+        e.handle(t(START), Input::UpsertSchedule(burst_def(i)))
+            .unwrap();
     }
     drain(&mut e);
     let stats = region.change();
@@ -232,13 +212,6 @@ fn ten_year_jump(c: &mut Criterion) {
 }
 
 /// SplitMix64: a fixed pseudo-random sequence of positions.
-fn mix(k: u64) -> u64 {
-    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 fn upsert(c: &mut Criterion, n: usize, label: &str) {
     let (mut e, _) = engine_with(n);
     let mut g = c.benchmark_group("engine/upsert");
@@ -270,7 +243,7 @@ fn upsert(c: &mut Criterion, n: usize, label: &str) {
                 let defs: Vec<ScheduleDef> = names
                     .iter()
                     .enumerate()
-                    .map(|(i, name)| def_named(name, i))
+                    .map(|(i, name)| burst_def_named(name, i))
                     .collect();
                 let begin = Instant::now();
                 for d in defs {
@@ -303,38 +276,6 @@ fn upsert(c: &mut Criterion, n: usize, label: &str) {
         });
     }
     g.finish();
-}
-
-/// A realistic mix for the spread workload: cadences from one minute to
-/// one day, half `@every` with a random offset, half cron (a fifth of
-/// those zoned), each at a pseudo-random second.
-fn spread_def(i: usize) -> ScheduleDef {
-    const MINUTES: [u64; 10] = [1, 5, 10, 15, 30, 60, 120, 360, 720, 1440];
-    let r = mix(i as u64);
-    let minutes = MINUTES[(r % 10) as usize];
-    let offset_s = (r >> 8) % (minutes * 60);
-    let (sec, min) = (offset_s % 60, (offset_s / 60) % 60);
-    let (spec, tz) = match (r >> 40) % 10 {
-        0..=4 => (format!("@every {minutes}m +{offset_s}s"), None),
-        k => {
-            let spec = match minutes {
-                m if m < 60 => format!("{sec} */{m} * * * *"),
-                m if m < 1440 => format!("{sec} {min} */{} * * *", m / 60),
-                _ => format!("{sec} {min} {} * * *", (offset_s / 3600) % 24),
-            };
-            let tz = match k {
-                8 => Some("America/New_York"),
-                9 => Some("Europe/London"),
-                _ => None,
-            };
-            (spec, tz)
-        }
-    };
-    let tz = tz.map_or(String::new(), |z| format!(r#""tz":"{z}","#));
-    let text = format!(
-        r#"{{"name":"spread-{i:07}","spec":"{spec}",{tz}"overlap":"allow","target":{{"queue":"out","payload":{PAYLOAD}}}}}"#
-    );
-    serde_json::from_str(&text).unwrap()
 }
 
 /// 1M schedules of [`spread_def`], advanced in 100 ms steps of virtual

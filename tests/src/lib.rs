@@ -9,6 +9,7 @@ pub mod oracle;
 pub mod scenario;
 pub mod sim;
 pub mod specgen;
+pub mod workload;
 
 /// The README's Rust snippets compile and run (`cargo test --doc`).
 #[doc = include_str!("../../README.md")]

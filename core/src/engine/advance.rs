@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::engine::fire::Offer;
 #[cfg(feature = "testing")]
 use crate::engine::planted::PlantedBug;
-use crate::schedule::catchup;
+use crate::schedule::Tick;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
 use crate::wire::schedule_def::Overlap;
@@ -143,27 +143,28 @@ impl Engine {
 
     /// Processes due boundaries within the per-advance budgets.
     fn fire_due(&mut self) {
-        self.fire_due_loop();
+        let now = self.clock;
+        self.schedules.begin_due(now);
+        let budget_hit = self.fire_due_loop();
         self.schedules.flush_due();
+        self.backlog = budget_hit && self.schedules.next_due().is_some_and(|d| d <= now);
     }
 
-    /// The loop of [`Engine::fire_due`]; re-indexed schedules due later
-    /// than the clock are inserted after it.
-    fn fire_due_loop(&mut self) {
+    /// The loop of [`Engine::fire_due`]. Returns whether the fire budget
+    /// ran out.
+    fn fire_due_loop(&mut self) -> bool {
         let now = self.clock;
         let (mut fires, mut steps) = (0u32, 0usize);
-        self.backlog = false;
         loop {
             if fires >= self.config.limits.fires_per_advance {
-                self.backlog = self.schedules.next_due().is_some_and(|d| d <= now);
-                return;
+                return true;
             }
             if steps % WARM_AHEAD == 0 {
                 std::hint::black_box(self.schedules.warm(now, WARM_AHEAD));
             }
             steps += 1;
             let Some(idx) = self.schedules.pop_due(now) else {
-                return;
+                return false;
             };
             if self.step(idx) {
                 fires += 1;
@@ -189,7 +190,12 @@ impl Engine {
             && s.pause_log().is_empty()
             && s.due_at.as_millis() >= cutoff;
         if !plain || backlog {
-            catchup::plan(s, seed, now, &mut self.skips, &mut self.out);
+            s.catch_up(&mut Tick {
+                now,
+                seed,
+                skips: &mut self.skips,
+                out: &mut self.out,
+            });
             if s.cursor != Some(c) {
                 // Skipped up to a later boundary: it is popped again when due.
                 self.schedules.index_after(idx, now);

@@ -130,7 +130,6 @@ impl Engine {
         let limits = &self.config.limits;
         let s = self.schedules.at(idx);
         let cfg = self.queues.config(&target.queue);
-        let missing = cfg.is_none();
         let (mode, lease_ms) = cfg.map_or((QueueMode::Local, 0), |c| (c.mode, c.lease_ms));
         let mut fire = Fire {
             fire_id: id.clone(),
@@ -181,21 +180,15 @@ impl Engine {
                 max_attempts: target.max_attempts,
                 headers: target.headers,
             };
-            let (j, _) =
-                self.queues
-                    .enqueue(now, req, Some(id.clone()), limits, &mut self.scratch)?;
+            // An implicit queue is announced before the fire, the wake after.
+            let done = self
+                .queues
+                .enqueue(now, req, Some(id.clone()), limits, &mut self.out)?;
+            let j = done.job;
             fire.job = Some(j);
             job = Some(j);
-            if missing {
-                let created = self.scratch.pop().expect("queue_created");
-                assert!(
-                    matches!(created, Command::Event(Event::QueueCreated { .. })),
-                    "an implicit queue is announced first"
-                );
-                self.out.push(created);
-            }
             self.out.push(Command::Fire(fire));
-            self.out.append(&mut self.scratch);
+            self.out.extend(done.wake);
             let live = self.queues.job_state(j).is_some_and(|st| !st.is_terminal());
             let s = self.schedules.at(idx);
             if track && live && !s.in_flight().iter().any(|f| f.job == Some(j)) {

@@ -57,7 +57,6 @@ pub struct Engine {
     pub(crate) leadership: Leadership,
     pub(crate) out: Output,
     /// Commands of a local enqueue, moved behind the `Fire` that caused them.
-    pub(crate) scratch: Output,
     pub(crate) skips: Skips,
     /// A per-advance budget left due work behind: `poll_timeout` = clock.
     pub(crate) backlog: bool,
@@ -78,7 +77,6 @@ impl Engine {
             leases: Leases::default(),
             leadership: Leadership::default(),
             out: Output::default(),
-            scratch: Output::default(),
             skips: Skips::default(),
             backlog: false,
             #[cfg(feature = "testing")]
@@ -238,8 +236,12 @@ impl Engine {
                 Ok(Reply::QueueDeclared { created, changed })
             }
             Input::Enqueue(req) => {
-                let (job, deduplicated) = self.queues.enqueue(now, req, None, limits, out)?;
-                Ok(Reply::Enqueued { job, deduplicated })
+                let done = self.queues.enqueue(now, req, None, limits, out)?;
+                out.extend(done.wake);
+                Ok(Reply::Enqueued {
+                    job: done.job,
+                    deduplicated: done.deduplicated,
+                })
             }
             Input::Claim {
                 queue,

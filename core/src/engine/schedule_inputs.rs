@@ -4,7 +4,7 @@
 
 use crate::engine::Engine;
 use crate::engine::fire::Offer;
-use crate::schedule::catchup;
+use crate::schedule::Span;
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::spec::{Spec, SpecError};
 use crate::time::Timestamp;
@@ -68,8 +68,8 @@ impl Engine {
         // (a leadership gap, jitter, a held-back backlog) are dropped by a
         // regrid: each is reported as skipped, never lost silently.
         let redefined = match old.cursor {
-            Some(c) if regrid => catchup::span(old, seed, c, now, Timestamp::MAX),
-            _ => catchup::Span::EMPTY,
+            Some(c) if regrid => old.span(seed, c, now, Timestamp::MAX),
+            _ => Span::EMPTY,
         };
         let grid = match old.grid.key.matches(&def) {
             true => old.grid.clone(),

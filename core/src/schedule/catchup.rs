@@ -10,9 +10,22 @@
 
 use crate::schedule::Schedule;
 use crate::schedule::skips::Skips;
-use crate::spec::Spec;
 use crate::time::Timestamp;
 use crate::wire::command::{Output, SkipReason};
+
+/// What catch-up works with besides the schedule: the advance's clock, the
+/// engine's jitter seed, and where skips and completions go. One value
+/// instead of the same four parameters on every step of the walk.
+pub(crate) struct Tick<'a> {
+    /// The engine clock.
+    pub now: Timestamp,
+    /// `EngineConfig::seed` (jitter).
+    pub seed: u64,
+    /// Skips, aggregated into one event per run.
+    pub skips: &'a mut Skips,
+    /// Commands (`schedule_completed`).
+    pub out: &'a mut Output,
+}
 
 /// A run of consecutive boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,170 +50,160 @@ impl Span {
     };
 }
 
-/// Number of boundaries `b` of `spec` with `from <= b <= until`, where
-/// `from` is a boundary.
-fn count_between(spec: &Spec, from: Timestamp, until: Timestamp) -> u64 {
-    spec.count_between(from, until)
-}
-
-/// The boundary `n` boundaries after boundary `from` (`n = 0`: `from`).
-fn nth_from(spec: &Spec, from: Timestamp, n: u64) -> Timestamp {
-    spec.nth_from(from, n).expect("counted boundary exists")
-}
-
-/// The boundaries from `from` (a boundary of `s`, before `end_at`) with
-/// nominal `<= until` and due at or before `due_limit`.
-pub(crate) fn span(
-    s: &Schedule,
-    seed: u64,
-    from: Timestamp,
-    until: Timestamp,
-    due_limit: Timestamp,
-) -> Span {
-    let empty = Span {
-        count: 0,
-        first: from,
-        last: from,
-        next: Some(from),
-    };
-    // A boundary is never due before its nominal time.
-    let mut limit = until.min(due_limit);
-    if let Some(end) = s.end_at() {
-        match Timestamp::from_millis(end.as_millis() - 1) {
-            Ok(before_end) => limit = limit.min(before_end),
-            Err(_) => return empty,
+impl Schedule {
+    /// The boundaries from `from` (a boundary, before `end_at`) with
+    /// nominal `<= until` and due at or before `due_limit`.
+    pub(crate) fn span(
+        &self,
+        seed: u64,
+        from: Timestamp,
+        until: Timestamp,
+        due_limit: Timestamp,
+    ) -> Span {
+        let empty = Span {
+            count: 0,
+            first: from,
+            last: from,
+            next: Some(from),
+        };
+        // A boundary is never due before its nominal time.
+        let mut limit = until.min(due_limit);
+        if let Some(end) = self.end_at() {
+            match Timestamp::from_millis(end.as_millis() - 1) {
+                Ok(before_end) => limit = limit.min(before_end),
+                Err(_) => return empty,
+            }
         }
-    }
-    if from > limit {
-        return empty;
-    }
-    let spec = s.spec();
-    let mut count = count_between(spec, from, limit);
-    assert!(count >= 1, "from is a boundary within the limit");
-    let mut last = nth_from(spec, from, count - 1);
-    // Due times grow with the boundaries and stay before the next one, so
-    // only the last boundary can be due after `due_limit`.
-    if s.due_of(seed, last) > due_limit {
-        count -= 1;
-        if count == 0 {
+        if from > limit {
             return empty;
         }
-        last = nth_from(spec, from, count - 1);
-    }
-    Span {
-        count,
-        first: from,
-        last,
-        next: s.next_boundary(last),
-    }
-}
-
-/// Records a skipped span and moves the cursor past it. Returns whether the
-/// schedule completed.
-fn skip(
-    s: &mut Schedule,
-    span: Span,
-    reason: SkipReason,
-    seed: u64,
-    sk: &mut Skips,
-    out: &mut Output,
-) -> bool {
-    if span.count == 0 {
-        return false;
-    }
-    s.n.skipped += span.count;
-    s.n.processed += span.count;
-    sk.add(&s.name, reason, span.count, span.first, span.last);
-    s.move_cursor(span.last, span.next, seed, out)
-}
-
-/// The due boundaries of the pause stretch that holds boundary `b`:
-/// whether it is paused, and the span.
-fn stretch(s: &Schedule, seed: u64, b: Timestamp, now: Timestamp) -> (bool, Span) {
-    let (paused, end) = s.segment_at(b);
-    let until = end.map_or(now, |e| e.min(now));
-    (paused, span(s, seed, b, until, now))
-}
-
-/// Applies pause stretches, the catch-up window and the catch-up cap to
-/// the due boundaries of `s`. Afterwards the cursor is the first boundary
-/// that may fire, or not due at `now`, or the schedule completed.
-pub(crate) fn plan(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Output) {
-    // Due before `cutoff`: too old. Measured from the due time so that a
-    // jitter wider than the window never makes an on-time run too old.
-    let cutoff = now.as_millis().saturating_sub(s.catchup().window_ms);
-    while let Some(c) = s.cursor {
-        if s.due_at > now {
-            return;
+        let spec = self.spec();
+        let nth = |n: u64| spec.nth_from(from, n).expect("counted boundary exists");
+        let mut count = spec.count_between(from, limit);
+        assert!(count >= 1, "from is a boundary within the limit");
+        let mut last = nth(count - 1);
+        // Due times grow with the boundaries and stay before the next one,
+        // so only the last boundary can be due after `due_limit`.
+        if self.due_of(seed, last) > due_limit {
+            count -= 1;
+            if count == 0 {
+                return empty;
+            }
+            last = nth(count - 1);
         }
-        let (paused, stretch) = stretch(s, seed, c, now);
-        let skipped = if paused {
-            (SkipReason::Paused, stretch)
-        } else if s.due_at.as_millis() < cutoff {
-            let too_old = Timestamp::from_millis(cutoff - 1).expect("cutoff > due >= 0");
-            let until = s.segment_at(c).1.map_or(now, |e| e.min(now));
-            (SkipReason::TooOld, span(s, seed, c, until, too_old))
-        } else {
-            break;
+        Span {
+            count,
+            first: from,
+            last,
+            next: self.next_boundary(last),
+        }
+    }
+
+    /// Applies pause stretches, the catch-up window and the catch-up cap to
+    /// the due boundaries. Afterwards the cursor is the first boundary that
+    /// may fire, or not due at `now`, or the schedule completed.
+    pub(crate) fn catch_up(&mut self, tick: &mut Tick<'_>) {
+        let (now, seed) = (tick.now, tick.seed);
+        // Due before `cutoff`: too old. Measured from the due time so that a
+        // jitter wider than the window never makes an on-time run too old.
+        let cutoff = now.as_millis().saturating_sub(self.catchup().window_ms);
+        while let Some(c) = self.cursor {
+            if self.due_at > now {
+                return;
+            }
+            let (paused, stretch) = self.stretch(seed, c, now);
+            let (reason, span) = if paused {
+                (SkipReason::Paused, stretch)
+            } else if self.due_at.as_millis() < cutoff {
+                let too_old = Timestamp::from_millis(cutoff - 1).expect("cutoff > due >= 0");
+                let until = self.segment_at(c).1.map_or(now, |e| e.min(now));
+                (SkipReason::TooOld, self.span(seed, c, until, too_old))
+            } else {
+                break;
+            };
+            assert!(span.count > 0, "a due boundary is in its stretch");
+            if self.skip_span(span, reason, tick) {
+                return;
+            }
+        }
+        self.cap(tick);
+    }
+
+    /// Records a skipped span and moves the cursor past it. Returns whether
+    /// the schedule completed.
+    fn skip_span(&mut self, span: Span, reason: SkipReason, tick: &mut Tick<'_>) -> bool {
+        if span.count == 0 {
+            return false;
+        }
+        self.n.skipped += span.count;
+        self.n.processed += span.count;
+        tick.skips
+            .add(&self.name, reason, span.count, span.first, span.last);
+        self.move_cursor(span.last, span.next, tick.seed, tick.out)
+    }
+
+    /// The due boundaries of the pause stretch that holds boundary `b`:
+    /// whether it is paused, and the span.
+    fn stretch(&self, seed: u64, b: Timestamp, now: Timestamp) -> (bool, Span) {
+        let (paused, end) = self.segment_at(b);
+        let until = end.map_or(now, |e| e.min(now));
+        (paused, self.span(seed, b, until, now))
+    }
+
+    /// Visits the pause stretches of the due boundaries from the cursor, in
+    /// order, until `visit` returns `false`.
+    fn stretches(&self, seed: u64, now: Timestamp, mut visit: impl FnMut(bool, Span) -> bool) {
+        let mut b = self.cursor;
+        while let Some(x) = b.filter(|&x| self.due_of(seed, x) <= now) {
+            let (paused, span) = self.stretch(seed, x, now);
+            if span.count == 0 || !visit(paused, span) {
+                return;
+            }
+            b = span.next;
+        }
+    }
+
+    /// Skips all but the `catchup.max` most recent due boundaries that are
+    /// not paused (paused ones in between are skipped as paused).
+    fn cap(&mut self, tick: &mut Tick<'_>) {
+        let (now, seed) = (tick.now, tick.seed);
+        let mut active = 0;
+        self.stretches(seed, now, |paused, span| {
+            active += u64::from(!paused) * span.count;
+            true
+        });
+        let Some(mut excess) = active.checked_sub(u64::from(self.catchup().max)) else {
+            return;
         };
-        assert!(skipped.1.count > 0, "a due boundary is in its stretch");
-        if skip(s, skipped.1, skipped.0, seed, sk, out) {
-            return;
-        }
-    }
-    cap(s, seed, now, sk, out);
-}
-
-/// Visits the pause stretches of the due boundaries from the cursor, in
-/// order, until `visit` returns `false`.
-fn stretches(s: &Schedule, seed: u64, now: Timestamp, mut visit: impl FnMut(bool, Span) -> bool) {
-    let mut b = s.cursor;
-    while let Some(x) = b.filter(|&x| s.due_of(seed, x) <= now) {
-        let (paused, span) = stretch(s, seed, x, now);
-        if span.count == 0 || !visit(paused, span) {
-            return;
-        }
-        b = span.next;
-    }
-}
-
-/// Skips all but the `catchup.max` most recent due boundaries that are not
-/// paused (paused ones in between are skipped as paused).
-fn cap(s: &mut Schedule, seed: u64, now: Timestamp, sk: &mut Skips, out: &mut Output) {
-    let mut active = 0;
-    stretches(s, seed, now, |paused, span| {
-        active += u64::from(!paused) * span.count;
-        true
-    });
-    let Some(mut excess) = active.checked_sub(u64::from(s.catchup().max)) else {
-        return;
-    };
-    let mut plan = Vec::new();
-    stretches(s, seed, now, |paused, span| {
-        if paused {
-            plan.push((SkipReason::Paused, span));
-            return true;
-        }
-        let n = span.count.min(excess);
-        if n > 0 {
-            let last = nth_from(s.spec(), span.first, n - 1);
-            let next = s.next_boundary(last);
-            plan.push((
-                SkipReason::CatchupCap,
-                Span {
-                    count: n,
-                    first: span.first,
-                    last,
-                    next,
-                },
-            ));
-        }
-        excess -= n;
-        excess > 0
-    });
-    for (reason, span) in plan {
-        if skip(s, span, reason, seed, sk, out) {
-            return;
+        let mut plan = Vec::new();
+        self.stretches(seed, now, |paused, span| {
+            if paused {
+                plan.push((SkipReason::Paused, span));
+                return true;
+            }
+            let n = span.count.min(excess);
+            if n > 0 {
+                let last = self
+                    .spec()
+                    .nth_from(span.first, n - 1)
+                    .expect("counted boundary exists");
+                plan.push((
+                    SkipReason::CatchupCap,
+                    Span {
+                        count: n,
+                        first: span.first,
+                        last,
+                        next: self.next_boundary(last),
+                    },
+                ));
+            }
+            excess -= n;
+            excess > 0
+        });
+        for (reason, span) in plan {
+            if self.skip_span(span, reason, tick) {
+                return;
+            }
         }
     }
 }
@@ -252,7 +255,12 @@ mod tests {
         let (mut sk, mut out) = (Skips::default(), Output::default());
         // 10^6 boundaries due.
         let now = t(2_000_000_000);
-        plan(&mut s, 0, now, &mut sk, &mut out);
+        s.catch_up(&mut Tick {
+            now,
+            seed: 0,
+            skips: &mut sk,
+            out: &mut out,
+        });
         assert_eq!(s.n.skipped, 1_000_000 - 64);
         assert_eq!(s.cursor, Some(t(2_000_000_000 - 63 * 2000)));
         sk.flush(&mut out);
@@ -269,7 +277,12 @@ mod tests {
         s.cursor = Some(t(1000));
         s.due_at = t(1000);
         let (mut sk, mut out) = (Skips::default(), Output::default());
-        plan(&mut s, 0, t(100_000), &mut sk, &mut out);
+        s.catch_up(&mut Tick {
+            now: t(100_000),
+            seed: 0,
+            skips: &mut sk,
+            out: &mut out,
+        });
         // 1..=89 s too old, 90..=98 capped, 99 and 100 selected.
         assert_eq!(s.n.skipped, 98);
         assert_eq!(s.cursor, Some(t(99_000)));
@@ -293,7 +306,12 @@ mod tests {
         s.cursor = Some(t(1000));
         s.due_at = t(1000);
         let (mut sk, mut out) = (Skips::default(), Output::default());
-        plan(&mut s, 0, t(5500), &mut sk, &mut out);
+        s.catch_up(&mut Tick {
+            now: t(5500),
+            seed: 0,
+            skips: &mut sk,
+            out: &mut out,
+        });
         assert_eq!(
             (s.n.skipped, s.n.processed, s.cursor),
             (5, 5, Some(t(6000)))
@@ -315,7 +333,12 @@ mod tests {
         assert!(s.set_paused_at(t(3000), true));
         assert!(s.set_paused_at(t(6000), false));
         let (mut sk, mut out) = (Skips::default(), Output::default());
-        plan(&mut s, 0, t(10_000), &mut sk, &mut out);
+        s.catch_up(&mut Tick {
+            now: t(10_000),
+            seed: 0,
+            skips: &mut sk,
+            out: &mut out,
+        });
         // 7 active due: 5 capped (1..=3, 7, 8), 4..=6 paused, 9 and 10 selected.
         assert_eq!(s.cursor, Some(t(9000)));
         assert_eq!((s.n.skipped, s.n.processed), (8, 8));

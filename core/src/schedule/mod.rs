@@ -3,11 +3,12 @@
 //! of skipped boundaries ([`skips`]). Mirrors `queue/`: a state machine over
 //! its own data, driven by the engine, which never imports queues.
 
-pub(crate) mod catchup;
+mod catchup;
 mod set;
 pub(crate) mod skips;
 mod state;
 
+pub(crate) use catchup::{Span, Tick};
 pub(crate) use set::Schedules;
 pub(crate) use state::{
     Buffered, Counters, FireTarget, Grid, GridKey, InFlight, PauseChange, Schedule,

@@ -94,6 +94,11 @@ pub(crate) struct Schedules {
     /// Due-index entries held back during one advance's fire loop (see
     /// [`Schedules::index_after`]); always empty outside it.
     deferred: Vec<((Timestamp, u64), u32)>,
+    /// The entries due at the clock when the fire loop began, split off
+    /// the index in key order ([`Schedules::begin_due`]); `now_pos` is the
+    /// next one. Empty outside the loop.
+    now_batch: Vec<((Timestamp, u64), u32)>,
+    now_pos: usize,
     /// External fires in flight by settlement deadline.
     pub unsettled: BTreeSet<(Timestamp, FireId)>,
     /// Schedules whose buffered fire waits only for leadership.
@@ -407,8 +412,14 @@ impl Schedules {
         }
     }
 
-    /// Inserts the entries [`Schedules::index_after`] held back.
+    /// Ends the fire loop: the entries [`Schedules::begin_due`] split off
+    /// but the loop did not reach (a per-advance budget ran out) and the
+    /// ones [`Schedules::index_after`] held back go into the index.
     pub(crate) fn flush_due(&mut self) {
+        let rest = self.now_batch.drain(self.now_pos..);
+        self.deferred.extend(rest);
+        self.now_batch.clear();
+        self.now_pos = 0;
         if self.deferred.len() >= self.due.len() / 4 {
             let mut batch: BTreeMap<_, _> = self.deferred.drain(..).collect();
             self.due.append(&mut batch);
@@ -440,13 +451,41 @@ impl Schedules {
         }
     }
 
-    /// Pops the earliest due schedule if it is due at `now`.
-    pub(crate) fn pop_due(&mut self, now: Timestamp) -> Option<u32> {
-        let (&(due, _), _) = self.due.first_key_value()?;
-        if due > now {
-            return None;
+    /// Starts an advance's fire loop at `now`: every entry due at `now`
+    /// leaves the index at once (one split of the tree) for a plain vector
+    /// that [`Schedules::pop_due`] walks, instead of one `pop_first` — a
+    /// walk down the tree and a rebalance — per fire.
+    pub(crate) fn begin_due(&mut self, now: Timestamp) {
+        if self.next_due().is_none_or(|d| d > now) {
+            return;
         }
-        self.due.pop_first().map(|(_, idx)| idx)
+        let rest = match now.checked_add_ms(1) {
+            Some(after) => self.due.split_off(&(after, 0)),
+            None => BTreeMap::new(),
+        };
+        let due_now = std::mem::replace(&mut self.due, rest);
+        self.now_batch.extend(due_now);
+        self.now_pos = 0;
+    }
+
+    /// Pops the earliest due schedule if it is due at `now`: the smaller of
+    /// the next entry split off by [`Schedules::begin_due`] and the index's
+    /// first (a schedule re-indexed with a backlog may be due again).
+    pub(crate) fn pop_due(&mut self, now: Timestamp) -> Option<u32> {
+        let split = self.now_batch.get(self.now_pos).map(|e| e.0);
+        let indexed = self
+            .due
+            .first_key_value()
+            .map(|(k, _)| *k)
+            .filter(|k| k.0 <= now);
+        match (split, indexed) {
+            (Some(a), b) if b.is_none_or(|b| a < b) => {
+                self.now_pos += 1;
+                Some(self.now_batch[self.now_pos - 1].1)
+            }
+            (_, Some(_)) => self.due.pop_first().map(|(_, idx)| idx),
+            _ => None,
+        }
     }
 
     /// Reads, changing nothing, what firing touches in the next `n`
@@ -458,7 +497,8 @@ impl Schedules {
     /// keeps the reads from being optimised away.
     pub(crate) fn warm(&self, now: Timestamp, n: usize) -> u64 {
         let mut acc = 0u64;
-        for (&(due, _), &idx) in self.due.iter().take(n) {
+        let split = self.now_batch.iter().skip(self.now_pos);
+        for &((due, _), idx) in split.take(n) {
             if due > now {
                 break;
             }

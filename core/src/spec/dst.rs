@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 /// What to do with cron times in a spring-forward gap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum GapPolicy {
     /// Fire once at the first instant after the gap.
@@ -28,6 +29,7 @@ pub enum GapPolicy {
 
 /// What to do with cron times in a fall-back (repeated) hour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum FoldPolicy {
     /// Fire on the first pass only.
@@ -40,6 +42,7 @@ pub enum FoldPolicy {
 
 /// DST handling; a `None` side means `auto` (see `docs/spec.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DstPolicy {
     /// Gap override; `None` = auto.

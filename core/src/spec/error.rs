@@ -54,6 +54,16 @@ impl SpecError {
         }
     }
 
+    /// The field of a schedule definition the error is about: `tz` for an
+    /// unknown zone, `spec` for everything else (the message then says which
+    /// cron field and column).
+    pub fn field(&self) -> &'static str {
+        match self {
+            SpecError::InvalidTimeZone { .. } => "tz",
+            _ => "spec",
+        }
+    }
+
     /// Shorthand for [`SpecError::InvalidSpec`].
     pub fn invalid(message: impl Into<String>) -> SpecError {
         SpecError::InvalidSpec {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 /// One output. Serialized externally tagged, camelCase.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Command {
@@ -51,6 +52,7 @@ pub enum Command {
 
 /// A fire of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Fire {
     /// Deterministic id (`<schedule>@<nominal_ms>` for scheduled fires).
@@ -77,6 +79,7 @@ pub struct Fire {
 
 /// Why a fire happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FireReason {
     /// On time (the boundary was due at this advance's clock within the catch-up-free path).
@@ -93,6 +96,7 @@ pub enum FireReason {
 
 /// Why a job is being cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
     /// `CancelJob`.
@@ -103,6 +107,7 @@ pub enum CancelReason {
 
 /// Why boundaries were skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     /// Older than the catch-up window.
@@ -122,6 +127,7 @@ pub enum SkipReason {
 
 /// Observability events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 #[non_exhaustive]
 pub enum Event {
@@ -307,8 +313,8 @@ impl Output {
         self.queue.len()
     }
 
-    /// Moves every command of `other` to the end of `self`, keeping order.
-    pub(crate) fn append(&mut self, other: &mut Output) {
-        self.queue.append(&mut other.queue);
+    /// Appends commands in order (`Option` for a command that may not be).
+    pub(crate) fn extend(&mut self, cmds: impl IntoIterator<Item = Command>) {
+        self.queue.extend(cmds);
     }
 }

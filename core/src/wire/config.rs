@@ -4,18 +4,24 @@ use serde::{Deserialize, Serialize};
 
 /// How an engine is set up; part of its snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct EngineConfig {
     /// Seed for every deterministic "random" choice (jitter, retry backoff).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub seed: u64,
     /// `true`: always leader (epoch 0). `false`: fire only while a
     /// `Leadership` grant is valid.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub standalone: bool,
     /// Smallest accepted `@every` cadence.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub min_interval_ms: i64,
     /// How far ahead a spec must have an occurrence.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub horizon_years: u32,
     /// Bounds on everything the engine holds or does per call.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub limits: Limits,
 }
 
@@ -33,43 +39,60 @@ impl Default for EngineConfig {
 
 /// Bounds; every one is enforced with a typed error or a reported drop.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Limits {
     /// Largest payload (JSON text bytes).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub payload_bytes: usize,
     /// Longest schedule, queue, lease, worker name.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub name_chars: usize,
     /// Most schedules.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub schedules: usize,
     /// Most queues, declared or implicit (`limit_exceeded{what: "queues"}`
     /// beyond), so the per-queue bounds add up to a total. Defaulted when
     /// absent, so snapshots written before it existed still load.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub queues: usize,
     /// Most jobs one `Claim` may take.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub claim_batch: u32,
     /// Most catch-up fires per schedule per advance (DESIGN default 64).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub catchup_fires: u32,
     /// Most fires one `Backfill` may produce.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub backfill_fires: u32,
     /// Most fires per advance; the rest go on the next one (`poll_timeout` = now).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub fires_per_advance: u32,
     /// Most live (non-terminal) jobs.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub live_jobs: usize,
     /// Most remembered dedup keys.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub dedup_keys: usize,
     /// Most dead letters kept per queue (oldest beyond are dropped, reported).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub dead_letters_per_queue: usize,
     /// Most completed jobs kept per queue (retention default).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub completed_per_queue: usize,
     /// Most queued commands before `handle` refuses work (`Backpressure`) until drained.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub pending_commands: usize,
     /// Longest error text / note kept (longer is truncated on a char boundary).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub text_bytes: usize,
     /// Most headers per job.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub headers: usize,
     /// Most pause/resume changes one schedule may hold while boundaries
     /// before them are still unprocessed (a leadership gap): each decides
     /// the fate of the boundaries after it.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub pause_changes: usize,
 }
 

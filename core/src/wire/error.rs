@@ -123,4 +123,18 @@ impl Error {
             Error::Backpressure { .. } => "backpressure",
         }
     }
+
+    /// The input field the error is about, camelCase as on the wire, when
+    /// there is one: bindings and HTTP hosts put it beside [`code`](Error::code)
+    /// so a form can mark the offending field without parsing the message.
+    /// For a name error it is the kind of name (`schedule`, `queue`, …).
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            Error::InvalidName { what, .. } | Error::ReservedName { what, .. } => Some(what),
+            Error::Spec(e) => Some(e.field()),
+            Error::InvalidInput { field, .. } => Some(field),
+            Error::PayloadTooLarge { .. } => Some("payload"),
+            _ => None,
+        }
+    }
 }

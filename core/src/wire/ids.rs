@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 /// A job, numbered by the engine from 1 in creation order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(transparent)]
 pub struct JobId(pub u64);
 
 /// A lease token: changes on every claim, so a worker holding a stale one is
 /// fenced off (`LeaseLost`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(transparent)]
 pub struct LeaseToken(pub u64);
 
@@ -21,6 +23,7 @@ pub struct LeaseToken(pub u64);
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(transparent)]
 pub struct Epoch(pub u64);
 
@@ -32,6 +35,7 @@ pub struct Epoch(pub u64);
 /// `#b<n>` (a per-schedule sequence) so they never collide with scheduled ones.
 /// Cheap to clone: the schedule name is shared.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct FireId {
     /// Schedule name.
     pub schedule: Arc<str>,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// One mutation. Serialized externally tagged with camelCase names, e.g.
 /// `"advance"` or `{"enqueue":{"queue":"emails","payload":{}}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Input {
@@ -175,11 +176,13 @@ pub enum Input {
 
 /// Arguments of [`Input::Enqueue`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnqueueRequest {
     /// Queue (declared implicitly with defaults if new).
     pub queue: String,
     /// Opaque JSON.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub payload: Payload,
     /// Idempotency key: a live or recently finished job with it is returned instead.
@@ -192,6 +195,7 @@ pub struct EnqueueRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<i64>,
     /// Higher first.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub priority: i32,
     /// Override of the queue's `max_attempts`.
@@ -220,6 +224,7 @@ impl EnqueueRequest {
 
 /// How an externally delivered fire ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FireOutcome {
     /// Delivered and processed.
@@ -230,6 +235,7 @@ pub enum FireOutcome {
 
 /// A leadership grant from the host's distributed lease backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LeadershipGrant {
     /// Strictly increases on every takeover.
@@ -240,6 +246,7 @@ pub struct LeadershipGrant {
 
 /// One journal line: `{"now": <ms>, "input": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     /// The host's clock when the input was handled.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 /// Shared, not copied: a schedule's payload goes out with every fire, so a
 /// clone is a reference-count increment. Serializes as the JSON itself.
 #[derive(Clone)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "unknown"))]
 pub struct Payload(Arc<RawValue>);
 
 /// String headers attached to a job (ordered, so snapshots are canonical).

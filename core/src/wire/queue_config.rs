@@ -6,29 +6,37 @@ use serde::{Deserialize, Serialize};
 /// A queue's configuration; `DeclareQueue` creates or updates it (changes
 /// apply to new attempts).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct QueueConfig {
     /// Queue name (naming rule).
     pub name: String,
     /// Local (jobs held by the engine) or external (fires become `Enqueue` commands).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub mode: QueueMode,
     /// Claim lease; for external queues, how long a fire may stay unsettled.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default = "defaults::lease_ms")]
     pub lease_ms: i64,
     /// Attempts before dead-lettering (or dropping).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default = "defaults::max_attempts")]
     pub max_attempts: u32,
     /// Retry backoff.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub backoff: Backoff,
     /// `true`: exhausted jobs become `dead` (kept); `false`: `dropped`.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default = "defaults::yes")]
     pub dead_letter: bool,
     /// How long finished jobs are kept.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub retention: Retention,
     /// How long an idempotency key is remembered.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default = "defaults::dedup_window_ms")]
     pub dedup_window_ms: i64,
 }
@@ -66,6 +74,7 @@ impl QueueConfig {
 
 /// Where a queue's jobs live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum QueueMode {
     /// Jobs are held, claimed and completed through the engine.
@@ -77,11 +86,14 @@ pub enum QueueMode {
 
 /// Exponential backoff with equal jitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Backoff {
     /// First retry delay scale.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub base_ms: i64,
     /// Largest delay.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub cap_ms: i64,
 }
 
@@ -96,11 +108,14 @@ impl Default for Backoff {
 
 /// How many finished (completed/cancelled/dropped) jobs are kept, and for how long.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Retention {
     /// Most finished jobs kept per queue.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub completed_max: u32,
     /// Longest time a finished job is kept.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub completed_ms: i64,
 }
 
@@ -115,6 +130,7 @@ impl Default for Retention {
 
 /// Counts and totals for one queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueStats {
     /// Queue name.
@@ -141,6 +157,7 @@ pub struct QueueStats {
 
 /// Monotonic counters per queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueTotals {
     /// Jobs accepted (not counting de-duplicated enqueues).

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The answer to one input. Serialized externally tagged, camelCase.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Reply {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// A schedule definition, upserted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScheduleDef {
     /// Unique name (naming rule).
@@ -18,11 +19,13 @@ pub struct ScheduleDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
     /// DST policy (default `auto`).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub dst: DstPolicy,
     /// Where each fire goes.
     pub target: Target,
     /// Deterministic delay in `[0, jitter_ms]` added to each boundary.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub jitter_ms: i64,
     /// No boundary before this instant.
@@ -35,26 +38,32 @@ pub struct ScheduleDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_fires: Option<u64>,
     /// Created paused (boundaries are skipped with reason `paused`).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub paused: bool,
     /// What to do when the previous fire is still in flight.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub overlap: Overlap,
     /// How missed boundaries are handled.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub catchup: Catchup,
 }
 
 /// The queue and job a fire creates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// Queue name (declared implicitly with defaults if new).
     pub queue: String,
     /// Job payload (opaque JSON).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub payload: Payload,
     /// Job priority (higher first).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub priority: i32,
     /// Override of the queue's `max_attempts`.
@@ -67,6 +76,7 @@ pub struct Target {
 
 /// Overlap policy: what a new fire does while the previous one is in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Overlap {
     /// Skip the new fire (event `overlap`). The default.
@@ -82,11 +92,14 @@ pub enum Overlap {
 
 /// Catch-up after downtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Catchup {
     /// Boundaries older than this at advance time are skipped (`too_old`).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub window_ms: i64,
     /// At most this many (the most recent) missed boundaries fire per advance.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub max: u32,
 }
 
@@ -101,6 +114,7 @@ impl Default for Catchup {
 
 /// Lifecycle of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduleStatus {
     /// Firing on its boundaries.
@@ -113,6 +127,7 @@ pub enum ScheduleStatus {
 
 /// A read-only view of a schedule (getter result).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleInfo {
     /// The definition as last upserted.

@@ -1,0 +1,207 @@
+// The JS face of the raw wasm exports: Date handling, JSON.parse of
+// results, ChimeError. No scheduling logic lives here: every decision is the
+// core's (see ../src/lib.rs and ../../core).
+import * as raw from '../pkg/chime_wasm.js';
+
+/** An input the engine refused, a bad spec, or a malformed argument. */
+export class ChimeError extends Error {
+  constructor(code, message, field) {
+    super(message);
+    this.name = 'ChimeError';
+    /** Stable machine-readable code, e.g. `invalid_spec`. */
+    this.code = code;
+    /** The input field concerned (camelCase), when there is one. */
+    this.field = field;
+  }
+}
+
+/** Thrown values of the raw module are JSON `{code, field, message}`. */
+function rethrow(e) {
+  if (typeof e === 'string' && e.startsWith('{')) {
+    const { code, field, message } = JSON.parse(e);
+    return new ChimeError(code, message, field);
+  }
+  return e;
+}
+
+function call(f) {
+  try {
+    return f();
+  } catch (e) {
+    throw rethrow(e);
+  }
+}
+
+/** Timestamps in: a number of ms since the epoch, or a Date. Out: numbers. */
+export function toMs(t, field = 'now') {
+  if (typeof t === 'number') return t;
+  if (t instanceof Date) return t.getTime();
+  throw new ChimeError('invalid_input', `invalid_input: ${field}: expected ms or a Date`, field);
+}
+
+// Wire fields that hold instants: a Date there is sent as ms. Other Dates
+// (inside a payload, say) keep JSON's usual ISO string.
+const TIME_FIELDS = new Set(['now', 'runAt', 'startAt', 'endAt', 'from', 'to', 'retryAt', 'before', 'validUntil']);
+function replacer(key, value) {
+  if (typeof value === 'string' && TIME_FIELDS.has(key)) {
+    const original = this[key];
+    if (original instanceof Date) return original.getTime();
+  }
+  return value;
+}
+
+/**
+ * An input as the JSON text the engine parses (and a journal records):
+ * `"advance"` or `{"enqueue": {...}}`; Dates in time fields become ms.
+ */
+export function encodeInput(input) {
+  return JSON.stringify(input, replacer);
+}
+
+const parseOpt = (s) => (s === undefined ? undefined : JSON.parse(s));
+
+function specOptions(opts = {}) {
+  const { from = Date.now(), ...rest } = opts;
+  return JSON.stringify({ ...rest, from: toMs(from, 'from') });
+}
+
+/**
+ * The next `count` (default 10) fires of `spec` strictly after `from`
+ * (default: now), with civil time, UTC offset and DST notes.
+ */
+export function preview(spec, opts) {
+  return JSON.parse(call(() => raw.preview(spec, specOptions(opts))));
+}
+
+/**
+ * Checks a spec as an upsert would: `{valid: true, zone, fixedTime,
+ * everyMs?, next}` or `{valid: false, error: ChimeError}`.
+ */
+export function validate(spec, opts) {
+  try {
+    return { valid: true, ...JSON.parse(raw.validate(spec, specOptions(opts))) };
+  } catch (e) {
+    const error = rethrow(e);
+    if (!(error instanceof ChimeError)) throw error;
+    return { valid: false, error };
+  }
+}
+
+/** The IANA tz database version bundled into the wasm, e.g. `2025b`. */
+export function tzdbVersion() {
+  return raw.tzdbVersion();
+}
+
+/**
+ * The raw sans-I/O engine: `handle(now, input)` mutates, `drain()` returns
+ * every pending command, `pollTimeout()` says when to call
+ * `handle(t, 'advance')` next. It never reads a clock or sets a timer.
+ */
+export class Engine {
+  #raw;
+
+  /** @param config EngineConfig (seed, standalone, limits, …), all optional. */
+  constructor(config) {
+    this.#raw = config instanceof raw.RawEngine ? config : call(() => new raw.RawEngine(config ? JSON.stringify(config) : ''));
+  }
+
+  /** Applies one input at `now` (ms or Date); returns the reply. */
+  handle(now, input) {
+    return this.handleJson(now, encodeInput(input));
+  }
+
+  /** `handle` with the input already as JSON text (what a journal stores). */
+  handleJson(now, inputJson) {
+    const ms = toMs(now);
+    return JSON.parse(call(() => this.#raw.handle(ms, inputJson)));
+  }
+
+  /** Every pending command, oldest first (one call into wasm per drain). */
+  drain() {
+    return JSON.parse(this.#raw.drain());
+  }
+
+  /** When `handle(t, 'advance')` next has work (ms), or null. */
+  pollTimeout() {
+    return this.#raw.pollTimeout() ?? null;
+  }
+
+  get clock() { return this.#raw.clock; }
+  get isLeader() { return this.#raw.isLeader; }
+  get config() { return JSON.parse(this.#raw.config); }
+  get scheduleCount() { return this.#raw.scheduleCount; }
+  get liveJobs() { return this.#raw.liveJobs; }
+  get pendingCommands() { return this.#raw.pendingCommands; }
+  /** A schedule's definition, state and counters, or undefined. */
+  schedule(name) { return parseOpt(this.#raw.schedule(name)); }
+  scheduleNames() { return JSON.parse(this.#raw.scheduleNames()); }
+  queueStats(queue) { return parseOpt(this.#raw.queueStats(queue)); }
+  queueNames() { return JSON.parse(this.#raw.queueNames()); }
+  deadLetters(queue, limit = 100) { return JSON.parse(this.#raw.deadLetters(queue, limit)); }
+  job(id) { return parseOpt(this.#raw.job(id)); }
+
+  /** Canonical snapshot JSON (drain first: pending commands are not in it). */
+  snapshot() {
+    return this.#raw.snapshot();
+  }
+
+  /** An engine from `snapshot()` JSON. */
+  static restore(snapshot) {
+    return new Engine(call(() => raw.RawEngine.restore(snapshot)));
+  }
+
+  /**
+   * Restores `snapshot` (null: a new default engine) and replays `journal`
+   * (JSON Lines of `{now, input}`), returning the engine, every command
+   * emitted, and each entry's `{ok}` or `{error}`.
+   */
+  static replay(snapshot, journal) {
+    const out = call(() => raw.RawEngine.replay(snapshot ?? '', journal));
+    try {
+      return {
+        engine: new Engine(out.takeEngine()),
+        commands: JSON.parse(out.commands),
+        replies: JSON.parse(out.replies).map((r) => (r.error ? { error: new ChimeError(r.error.code, r.error.message, r.error.field) } : r)),
+      };
+    } finally {
+      out.free();
+    }
+  }
+
+  /** Frees the wasm memory now instead of at garbage collection. */
+  free() {
+    this.#raw.free();
+  }
+}
+
+/** One journal line (without newline) for `handle(now, input)`. */
+export function journalLine(now, inputJson) {
+  return `{"now":${toMs(now)},"input":${inputJson}}`;
+}
+
+/**
+ * A spec parsed once, for many occurrences: `next(after)` per instant, or
+ * `nextTimes(after, count)` for a whole run as a Float64Array.
+ */
+export class Spec {
+  #raw;
+  /** @param opts `{tz, dst, minIntervalMs, horizonYears}` */
+  constructor(spec, opts = {}) {
+    this.#raw = call(() => new raw.RawSpec(spec, JSON.stringify(opts)));
+  }
+  /** The first occurrence strictly after `after` (ms or Date), or null. */
+  next(after) {
+    return call(() => this.#raw.next(toMs(after, 'after'))) ?? null;
+  }
+  /** Up to `count` successive occurrences after `after` (at most 1,000,000). */
+  nextTimes(after, count) {
+    return call(() => this.#raw.nextTimes(toMs(after, 'after'), count));
+  }
+  /** Like `preview`: civil time, offset and DST note per occurrence. */
+  preview(after, count = 10) {
+    return JSON.parse(call(() => this.#raw.preview(toMs(after, 'after'), count)));
+  }
+  get zone() { return this.#raw.zone; }
+  get fixedTime() { return this.#raw.fixedTime; }
+  free() { this.#raw.free(); }
+}

@@ -1,0 +1,378 @@
+// Scheduler: the driver most users want around the raw Engine. It owns one
+// timer, runs async handlers per queue, and makes every input durable
+// before acting on it. It decides nothing about schedules or jobs: the
+// engine does; this file only turns commands into I/O and I/O into inputs.
+import { Engine, ChimeError, encodeInput, journalLine } from './core.js';
+
+/** setTimeout's largest delay; longer waits are re-armed on expiry. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/** The real clock: Date.now and the host's timers. */
+export const systemClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h),
+};
+
+/**
+ * A virtual clock for tests: time moves only through `advance`/`set`,
+ * which run the due timers in time order and let the promises they start
+ * settle between timers.
+ */
+export class VirtualClock {
+  #now;
+  #timers = new Map();
+  #seq = 0;
+  constructor(start = 0) {
+    this.#now = typeof start === 'number' ? start : start.getTime();
+  }
+  now() {
+    return this.#now;
+  }
+  setTimeout(fn, ms) {
+    const id = ++this.#seq;
+    this.#timers.set(id, { at: this.#now + Math.max(0, ms), fn, id });
+    return id;
+  }
+  clearTimeout(id) {
+    this.#timers.delete(id);
+  }
+  /** Moves time forward by `ms`, firing every timer due on the way. */
+  async advance(ms) {
+    await this.set(this.#now + ms);
+  }
+  /** Moves time forward to `t` (ms), firing every timer due on the way. */
+  async set(t) {
+    await settle();
+    for (;;) {
+      let next = null;
+      for (const timer of this.#timers.values()) {
+        if (timer.at <= t && (!next || timer.at < next.at || (timer.at === next.at && timer.id < next.id))) next = timer;
+      }
+      if (!next) break;
+      this.#timers.delete(next.id);
+      this.#now = Math.max(this.#now, next.at);
+      next.fn();
+      await settle();
+    }
+    this.#now = Math.max(this.#now, t);
+    await settle();
+  }
+}
+
+/** The binding refused the JSON of the input or its `now`: nothing was applied. */
+const unparsed = (e) => e.code === 'invalid_input' && (e.field === 'input' || e.field === 'now');
+
+/** Lets every pending promise chain run (a few macrotask turns). */
+async function settle() {
+  for (let i = 0; i < 5; i++) await new Promise((r) => globalThis.setTimeout(r, 0));
+}
+
+/**
+ * Persistence in memory: survives `stop()`/`start()` of a scheduler in the
+ * same process, and shows the interface a durable store implements:
+ * - `load()` → `{snapshot: string|null, journal: string}` (JSON Lines);
+ * - `append(lines)`: durable when it returns (or its promise resolves);
+ * - `compact(snapshot)`: replaces the snapshot and empties the journal, atomically.
+ */
+export class MemoryStore {
+  snapshot = null;
+  lines = [];
+  load() {
+    return { snapshot: this.snapshot, journal: this.lines.length ? this.lines.join('\n') + '\n' : '' };
+  }
+  append(lines) {
+    this.lines.push(...lines);
+  }
+  compact(snapshot) {
+    this.snapshot = snapshot;
+    this.lines = [];
+  }
+}
+
+/**
+ * Runs an Engine for real: timers, handlers, persistence.
+ *
+ * Every input (timer advance, claim, heartbeat, complete, fail, and the
+ * caller's own) is handled at once, appended to the journal, and acted on
+ * only after the store says the journal is durable (one append per tick:
+ * group commit). After a crash, `start()` restores the snapshot and replays
+ * the journal, so nothing acknowledged is lost and nothing fires twice.
+ */
+export class Scheduler {
+  #engine = null;
+  #config;
+  #store;
+  #clock;
+  #worker;
+  #snapshotEvery;
+  #onCommand;
+  #onError;
+  #handlers = new Map();
+  #running = new Map(); // job id -> { abort, queue }
+  #lines = [];
+  #cmds = [];
+  #commit = null; // the commit that will take #lines
+  #tail = Promise.resolve(); // the last commit started
+  #sinceSnapshot = 0;
+  #timer = null;
+  #armedAt = null;
+  #started = false;
+  #stopping = false;
+  #failed = null; // the persistence error that stopped the scheduler
+
+  /**
+   * @param opts.config EngineConfig for a new engine (ignored when the store has state)
+   * @param opts.store persistence (default: a MemoryStore)
+   * @param opts.clock `{now, setTimeout, clearTimeout}` (default: the system clock)
+   * @param opts.worker worker name recorded on claims (default `scheduler`)
+   * @param opts.snapshotEvery journal entries between snapshots (default 1000)
+   * @param opts.onCommand observer of every command (fires, events, …)
+   * @param opts.onError called when persistence fails (the scheduler stops)
+   */
+  constructor(opts = {}) {
+    this.#config = opts.config;
+    this.#store = opts.store ?? new MemoryStore();
+    this.#clock = opts.clock ?? systemClock;
+    this.#worker = opts.worker ?? 'scheduler';
+    this.#snapshotEvery = opts.snapshotEvery ?? 1000;
+    this.#onCommand = opts.onCommand ?? (() => {});
+    // Fail-stop: after a failed append nothing more is acted on.
+    this.#onError = opts.onError ?? ((e) => console.error('chime: persistence failed, scheduler stopped:', e));
+  }
+
+  /** The engine, for getters (`schedule`, `queueStats`, …). Do not call `handle` on it. */
+  get engine() {
+    return this.#engine;
+  }
+
+  /** Loads the store (snapshot + journal replay), arms the timer, starts workers. */
+  async start() {
+    if (this.#started) return;
+    const { snapshot, journal } = await this.#store.load();
+    if (snapshot || journal) {
+      // The replayed commands were acted on before the restart (or their
+      // jobs are in the state, to be claimed again): only the state matters.
+      this.#engine = Engine.replay(snapshot, journal).engine;
+    } else {
+      this.#engine = new Engine(this.#config);
+    }
+    this.#started = true;
+    this.#stopping = false;
+    this.#failed = null;
+    for (const h of this.#handlers.values()) h.active = 0;
+    this.#sinceSnapshot = journal ? journal.split('\n').length - 1 : 0;
+    this.#arm();
+    for (const queue of this.#handlers.keys()) this.#pump(queue);
+  }
+
+  /**
+   * Stops the timer and claiming; waits up to `graceMs` for running
+   * handlers. Jobs still running after it are left to their lease expiry
+   * (the next start retries them, with the next attempt number).
+   */
+  async stop({ graceMs = 10_000 } = {}) {
+    if (!this.#started) return;
+    this.#stopping = true;
+    this.#disarm();
+    const deadline = Date.now() + graceMs;
+    while (this.#running.size && Date.now() < deadline) {
+      await new Promise((r) => globalThis.setTimeout(r, Math.min(20, graceMs)));
+    }
+    await this.#tail;
+    for (const { abort } of this.#running.values()) abort(new ChimeError('stopped', 'the scheduler stopped'));
+    this.#running.clear();
+    this.#started = false;
+    await this.#store.close?.();
+  }
+
+  /**
+   * Handles jobs of `queue` with `fn(job)`: `job` has `id, queue, payload,
+   * headers, attempt, fire, signal`. A resolved promise completes the job,
+   * a rejection fails it (retried with backoff, then dead-lettered).
+   * @param opts.concurrency most jobs running at once (default 1)
+   * @param opts.timeoutMs abort `job.signal` and fail the attempt after this
+   */
+  worker(queue, fn, { concurrency = 1, timeoutMs } = {}) {
+    this.#handlers.set(queue, { fn, concurrency, timeoutMs, active: 0 });
+    if (this.#started) this.#pump(queue);
+    return this;
+  }
+
+  /**
+   * The one-liner: a schedule named `name` whose fires run `fn` on a queue
+   * of the same name (or `opts.queue`). `opts` holds ScheduleDef fields
+   * (`tz`, `dst`, `overlap`, `catchup`, `payload`, …) and worker options.
+   */
+  async cron(name, spec, opts, fn) {
+    if (typeof opts === 'function') [opts, fn] = [{}, opts];
+    const { queue = name, payload, concurrency, timeoutMs, ...def } = opts;
+    this.worker(queue, fn, { concurrency, timeoutMs });
+    return this.handle({ upsertSchedule: { ...def, name, spec, target: { queue, payload } } });
+  }
+
+  /** Adds a job; resolves with `{job, deduplicated}` once durable. */
+  async enqueue(queue, payload, opts = {}) {
+    const { enqueued } = await this.handle({ enqueue: { ...opts, queue, payload } });
+    return enqueued;
+  }
+
+  /** Any engine input at the clock's now; resolves with the reply once durable. */
+  async handle(input) {
+    this.#check();
+    const { reply, error, done } = this.#apply(input);
+    await done;
+    if (error) throw error;
+    return reply;
+  }
+
+  #check() {
+    if (this.#failed) throw this.#failed;
+    if (!this.#started) throw new ChimeError('not_started', 'call start() first');
+  }
+
+  /** Handles an input now; its effects wait for `done` (durability). */
+  #apply(input) {
+    const json = encodeInput(input);
+    const now = this.#clock.now();
+    let reply;
+    let error;
+    try {
+      reply = this.#engine.handleJson(now, json);
+    } catch (e) {
+      if (!(e instanceof ChimeError)) throw e;
+      error = e;
+    }
+    // A refused input is history too (replay refuses it again, after the
+    // same advance), except one the binding could not even parse: the
+    // engine never saw it, and the journal reader would reject the line.
+    if (!error || !unparsed(error)) this.#lines.push(journalLine(now, json));
+    for (const cmd of this.#engine.drain()) this.#cmds.push(cmd);
+    return { reply, error, done: this.#scheduleCommit() };
+  }
+
+  /** Group commit: every input of this tick goes out in one append. */
+  #scheduleCommit() {
+    if (this.#commit) return this.#commit;
+    const commit = this.#tail.then(async () => {
+      this.#commit = null; // later inputs join the next commit
+      // After a failed append the engine holds inputs the journal lacks:
+      // appending anything more would make a journal that replays to
+      // another state. Restart (start() reloads the store) instead.
+      if (this.#failed) throw this.#failed;
+      const lines = this.#lines;
+      const cmds = this.#cmds;
+      this.#lines = [];
+      this.#cmds = [];
+      try {
+        if (lines.length) await this.#store.append(lines);
+      } catch (e) {
+        this.#fail(e);
+        throw e;
+      }
+      this.#sinceSnapshot += lines.length;
+      // Nothing handled since is waiting for durability: the snapshot
+      // holds exactly what the journal says, so it may replace it.
+      if (this.#sinceSnapshot >= this.#snapshotEvery && this.#lines.length === 0) {
+        await this.#store.compact(this.#engine.snapshot());
+        this.#sinceSnapshot = 0;
+      }
+      for (const cmd of cmds) this.#execute(cmd);
+      this.#arm();
+    });
+    this.#commit = commit;
+    this.#tail = commit.catch(() => {});
+    return commit;
+  }
+
+  #fail(e) {
+    this.#failed = e;
+    this.#stopping = true;
+    this.#disarm();
+    this.#onError(e);
+  }
+
+  #execute(cmd) {
+    this.#onCommand(cmd);
+    if (this.#stopping) return;
+    if (cmd.wake) this.#pump(cmd.wake.queue);
+    else if (cmd.cancel) this.#running.get(cmd.cancel.job)?.abort(new ChimeError('cancelled', `job ${cmd.cancel.job} cancelled: ${cmd.cancel.reason}`));
+  }
+
+  /** One timer at pollTimeout, re-armed only when that instant changes. */
+  #arm() {
+    if (this.#stopping || !this.#started) return;
+    const at = this.#engine.pollTimeout();
+    if (at === this.#armedAt) return;
+    this.#disarm();
+    if (at === null) return;
+    this.#armedAt = at;
+    const delay = Math.min(Math.max(0, at - this.#clock.now()), MAX_DELAY_MS);
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = null;
+      this.#armedAt = null; // early or clamped wake-ups re-arm
+      if (!this.#stopping) this.#apply('advance');
+    }, delay);
+  }
+
+  #disarm() {
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#armedAt = null;
+  }
+
+  /** Claims as many jobs as `queue` has free slots; runs them once durable. */
+  #pump(queue) {
+    const h = this.#handlers.get(queue);
+    if (!h || this.#stopping || !this.#started) return;
+    const free = h.concurrency - h.active;
+    if (free <= 0) return;
+    const { reply, done } = this.#apply({ claim: { queue, worker: this.#worker, max: free } });
+    const jobs = reply?.claimed.jobs ?? [];
+    h.active += jobs.length;
+    done.then(() => {
+      for (const job of jobs) this.#run(queue, h, job);
+    }, () => {});
+  }
+
+  async #run(queue, h, claimed) {
+    const { job, token, attempt, payload, headers, fire, deadline } = claimed;
+    const ctl = new AbortController();
+    const clock = this.#clock;
+    this.#running.set(job, { abort: (why) => ctl.abort(why), queue });
+    const leaseMs = Math.max(3, deadline - clock.now());
+    let beat = null;
+    const heartbeat = () => {
+      beat = clock.setTimeout(() => {
+        if (ctl.signal.aborted) return; // also beats during stop's grace period
+        const { error } = this.#apply({ heartbeat: { job, token } });
+        if (error) ctl.abort(error); // lease_lost: someone else may hold it now
+        else heartbeat();
+      }, leaseMs / 3);
+    };
+    heartbeat();
+    const timeout = h.timeoutMs && clock.setTimeout(() => ctl.abort(new ChimeError('timeout', `job ${job} timed out after ${h.timeoutMs} ms`)), h.timeoutMs);
+    let failure = null;
+    try {
+      await Promise.race([
+        h.fn({ id: job, queue, payload, headers, attempt, fire, signal: ctl.signal }),
+        new Promise((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true })),
+      ]);
+    } catch (e) {
+      failure = e;
+    } finally {
+      if (beat !== null) clock.clearTimeout(beat);
+      if (timeout) clock.clearTimeout(timeout);
+    }
+    // Not running any more: stop() gave up on it after the grace period,
+    // and the job is left to its lease expiry.
+    if (!this.#running.delete(job)) return;
+    h.active -= 1;
+    // Within stop's grace period the outcome still counts.
+    if (failure === null) this.#apply({ complete: { job, token } });
+    else if (!(failure instanceof ChimeError && failure.code === 'lease_lost')) {
+      this.#apply({ fail: { job, token, error: String(failure?.message ?? failure) } });
+    }
+    this.#pump(queue);
+  }
+}

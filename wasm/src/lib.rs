@@ -1,0 +1,381 @@
+//! chime-wasm: wasm-bindgen bindings of [`chime_core`] for JavaScript.
+//!
+//! A thin layer: every method converts its arguments (in [`convert`]), calls
+//! the core and converts the result back. No scheduling decision is made
+//! here. The JS package (`js/`) wraps these raw exports with `Date`
+//! handling, `JSON.parse` of results and `ChimeError`; users never see the
+//! raw JSON strings.
+#![forbid(unsafe_code)]
+
+mod convert;
+
+use chime_core::{
+    Command, DstPolicy, Engine, EngineConfig, JobId, Snapshot, Spec, SpecError, SpecOptions,
+    Timestamp, journal,
+};
+use convert::{engine_error, from_json, ms, result, timestamp, to_json};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+/// The raw engine behind the JS `Engine` class.
+#[wasm_bindgen(js_name = RawEngine)]
+pub struct JsEngine {
+    engine: Engine,
+    /// Reused between drains so a steady stream of batches allocates once.
+    batch: Vec<Command>,
+}
+
+impl JsEngine {
+    fn wrap(engine: Engine) -> JsEngine {
+        JsEngine {
+            engine,
+            batch: Vec::new(),
+        }
+    }
+}
+
+#[wasm_bindgen(js_class = RawEngine)]
+impl JsEngine {
+    /// A new engine; `config` is `EngineConfig` JSON (`""` for defaults).
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &str) -> Result<JsEngine, JsValue> {
+        let config: EngineConfig = if config.is_empty() {
+            EngineConfig::default()
+        } else {
+            from_json("config", config)?
+        };
+        Ok(JsEngine::wrap(Engine::new(config)))
+    }
+
+    /// `Engine::handle` with `input` as `Input` JSON; returns `Reply` JSON.
+    pub fn handle(&mut self, now: f64, input: &str) -> Result<String, JsValue> {
+        let now = timestamp("now", now)?;
+        let input = from_json("input", input)?;
+        result(self.engine.handle(now, input))
+    }
+
+    /// Every pending command as one JSON array: one boundary crossing and
+    /// one `JSON.parse` per drain, however many commands there are.
+    pub fn drain(&mut self) -> String {
+        self.batch.clear();
+        self.engine.drain_commands(&mut self.batch);
+        to_json(&self.batch)
+    }
+
+    /// `Engine::poll_timeout` in ms, `undefined` when nothing is pending.
+    #[wasm_bindgen(js_name = pollTimeout)]
+    pub fn poll_timeout(&self) -> Option<f64> {
+        self.engine.poll_timeout().map(ms)
+    }
+
+    /// The engine clock in ms.
+    #[wasm_bindgen(getter)]
+    pub fn clock(&self) -> f64 {
+        ms(self.engine.clock())
+    }
+
+    /// Whether the engine may fire now.
+    #[wasm_bindgen(getter, js_name = isLeader)]
+    pub fn is_leader(&self) -> bool {
+        self.engine.is_leader()
+    }
+
+    /// `EngineConfig` JSON.
+    #[wasm_bindgen(getter)]
+    pub fn config(&self) -> String {
+        to_json(self.engine.config())
+    }
+
+    /// `ScheduleInfo` JSON, `undefined` if unknown.
+    pub fn schedule(&self, name: &str) -> Option<String> {
+        self.engine.schedule(name).map(|s| to_json(&s))
+    }
+
+    /// Schedule names in order, as a JSON array.
+    #[wasm_bindgen(js_name = scheduleNames)]
+    pub fn schedule_names(&self) -> String {
+        to_json(&self.engine.schedule_names().collect::<Vec<_>>())
+    }
+
+    /// Number of schedules.
+    #[wasm_bindgen(getter, js_name = scheduleCount)]
+    pub fn schedule_count(&self) -> u32 {
+        saturate(self.engine.schedule_count())
+    }
+
+    /// `QueueStats` JSON, `undefined` if unknown.
+    #[wasm_bindgen(js_name = queueStats)]
+    pub fn queue_stats(&self, queue: &str) -> Option<String> {
+        self.engine.queue_stats(queue).map(|s| to_json(&s))
+    }
+
+    /// Queue names in order, as a JSON array.
+    #[wasm_bindgen(js_name = queueNames)]
+    pub fn queue_names(&self) -> String {
+        to_json(&self.engine.queue_names().collect::<Vec<_>>())
+    }
+
+    /// Up to `limit` dead letters (`JobInfo[]` JSON), oldest first.
+    #[wasm_bindgen(js_name = deadLetters)]
+    pub fn dead_letters(&self, queue: &str, limit: u32) -> String {
+        to_json(&self.engine.dead_letters(queue, limit as usize))
+    }
+
+    /// `JobInfo` JSON, `undefined` if unknown or pruned.
+    pub fn job(&self, id: f64) -> Option<String> {
+        // Job ids are engine-issued integers; anything else names no job.
+        let id = (id.fract() == 0.0 && id >= 0.0).then_some(id as u64)?;
+        self.engine.job(JobId(id)).map(|j| to_json(&j))
+    }
+
+    /// Jobs not yet terminal.
+    #[wasm_bindgen(getter, js_name = liveJobs)]
+    pub fn live_jobs(&self) -> u32 {
+        saturate(self.engine.live_jobs())
+    }
+
+    /// Commands waiting to be drained.
+    #[wasm_bindgen(getter, js_name = pendingCommands)]
+    pub fn pending_commands(&self) -> u32 {
+        saturate(self.engine.pending_commands())
+    }
+
+    /// The canonical snapshot JSON (drain first: pending commands are not
+    /// part of it).
+    pub fn snapshot(&self) -> String {
+        self.engine.snapshot().to_json()
+    }
+
+    /// An engine from snapshot JSON.
+    pub fn restore(snapshot: &str) -> Result<JsEngine, JsValue> {
+        let engine = Snapshot::from_json(snapshot)
+            .and_then(Engine::restore)
+            .map_err(|e| JsValue::from(engine_error(&e)))?;
+        Ok(JsEngine::wrap(engine))
+    }
+
+    /// Restores `snapshot` (JSON; `""` for a new default engine) and
+    /// replays `journal` (JSON Lines) on it with `journal::replay`.
+    pub fn replay(snapshot: &str, journal: &str) -> Result<Replayed, JsValue> {
+        let snapshot = if snapshot.is_empty() {
+            Engine::new(EngineConfig::default()).snapshot()
+        } else {
+            Snapshot::from_json(snapshot).map_err(|e| JsValue::from(engine_error(&e)))?
+        };
+        let entries = journal::read(journal).map_err(|e| {
+            JsValue::from(convert::Thrown {
+                code: e.code(),
+                field: Some("journal"),
+                message: e.to_string(),
+            })
+        })?;
+        let out =
+            journal::replay(snapshot, &entries).map_err(|e| JsValue::from(engine_error(&e)))?;
+        let replies = out
+            .replies
+            .iter()
+            .map(|r| match r {
+                Ok(reply) => format!("{{\"ok\":{}}}", to_json(reply)),
+                Err(e) => format!("{{\"error\":{}}}", engine_error(e).to_json()),
+            })
+            .collect::<Vec<_>>();
+        Ok(Replayed {
+            engine: Some(JsEngine::wrap(out.engine)),
+            // Each command is already JSON: join, do not re-serialize.
+            commands: format!("[{}]", out.commands.join(",")),
+            replies: format!("[{}]", replies.join(",")),
+        })
+    }
+}
+
+/// The outcome of `RawEngine.replay`.
+#[wasm_bindgen]
+pub struct Replayed {
+    engine: Option<JsEngine>,
+    commands: String,
+    replies: String,
+}
+
+#[wasm_bindgen]
+impl Replayed {
+    /// The engine after the last entry (can be taken once).
+    #[wasm_bindgen(js_name = takeEngine)]
+    pub fn take_engine(&mut self) -> Option<JsEngine> {
+        self.engine.take()
+    }
+
+    /// Every command emitted, as a JSON array, in order.
+    #[wasm_bindgen(getter)]
+    pub fn commands(&self) -> String {
+        self.commands.clone()
+    }
+
+    /// One `{"ok": reply}` or `{"error": {...}}` per entry, as a JSON array.
+    #[wasm_bindgen(getter)]
+    pub fn replies(&self) -> String {
+        self.replies.clone()
+    }
+}
+
+/// Options of `preview` and `validate`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SpecQuery {
+    #[serde(default)]
+    tz: Option<String>,
+    #[serde(default)]
+    dst: DstPolicy,
+    /// Occurrences strictly after this instant (`preview`, `validate`).
+    #[serde(default)]
+    from: Option<Timestamp>,
+    /// How many (the core caps a preview at 10,000).
+    #[serde(default = "default_count")]
+    count: usize,
+    #[serde(default)]
+    min_interval_ms: Option<i64>,
+    #[serde(default)]
+    horizon_years: Option<u32>,
+}
+
+fn default_count() -> usize {
+    10
+}
+
+impl SpecQuery {
+    fn parse(spec: &str, opts: &str) -> Result<(Spec, SpecQuery), JsValue> {
+        let q: SpecQuery = from_json("options", opts)?;
+        let defaults = SpecOptions::default();
+        let opts = SpecOptions {
+            tz: q.tz.clone(),
+            dst: q.dst,
+            min_interval_ms: q.min_interval_ms.unwrap_or(defaults.min_interval_ms),
+            horizon_years: q.horizon_years.unwrap_or(defaults.horizon_years),
+        };
+        let spec = Spec::parse(spec, &opts).map_err(|e| spec_error(&e))?;
+        Ok((spec, q))
+    }
+
+    fn from(&self) -> Result<Timestamp, JsValue> {
+        self.from
+            .ok_or_else(|| convert::invalid("from", "required").into())
+    }
+}
+
+fn spec_error(e: &SpecError) -> JsValue {
+    convert::Thrown {
+        code: e.code(),
+        field: Some(e.field()),
+        message: e.to_string(),
+    }
+    .into()
+}
+
+/// The next `count` occurrences of `spec` after `from`, with civil time,
+/// offset and DST notes (`Occurrence[]` JSON).
+#[wasm_bindgen]
+pub fn preview(spec: &str, opts: &str) -> Result<String, JsValue> {
+    let (spec, q) = SpecQuery::parse(spec, opts)?;
+    Ok(to_json(&spec.preview(q.from()?, q.count)))
+}
+
+/// What `validate` reports about a valid spec.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpecSummary<'a> {
+    zone: &'a str,
+    fixed_time: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    every_ms: Option<i64>,
+    next: Timestamp,
+}
+
+/// Parses `spec` as an upsert would and checks that it fires after `from`
+/// within the horizon; throws the same errors an upsert would.
+#[wasm_bindgen]
+pub fn validate(spec: &str, opts: &str) -> Result<String, JsValue> {
+    let (spec, q) = SpecQuery::parse(spec, opts)?;
+    let horizon_years = q
+        .horizon_years
+        .unwrap_or(SpecOptions::default().horizon_years);
+    let next = spec
+        .next_after(q.from()?)
+        .ok_or_else(|| spec_error(&SpecError::SpecNeverFires { horizon_years }))?;
+    Ok(to_json(&SpecSummary {
+        zone: spec.zone_name(),
+        fixed_time: spec.is_fixed_time(),
+        every_ms: spec.every_ms(),
+        next,
+    }))
+}
+
+/// A parsed spec kept on the wasm side, for callers that ask for many
+/// occurrences: the parse happens once, and `next` is one call per instant.
+#[wasm_bindgen(js_name = RawSpec)]
+pub struct JsSpec {
+    spec: Spec,
+}
+
+#[wasm_bindgen(js_class = RawSpec)]
+impl JsSpec {
+    /// Parses `spec` under `opts` (`tz`, `dst`, `minIntervalMs`,
+    /// `horizonYears` as JSON).
+    #[wasm_bindgen(constructor)]
+    pub fn new(spec: &str, opts: &str) -> Result<JsSpec, JsValue> {
+        let (spec, _) = SpecQuery::parse(spec, opts)?;
+        Ok(JsSpec { spec })
+    }
+
+    /// The first occurrence strictly after `after` (ms), or `undefined`.
+    pub fn next(&self, after: f64) -> Result<Option<f64>, JsValue> {
+        Ok(self.spec.next_after(timestamp("after", after)?).map(ms))
+    }
+
+    /// Up to `count` successive occurrences after `after`, as a
+    /// `Float64Array` (one crossing for the whole run).
+    #[wasm_bindgen(js_name = nextTimes)]
+    pub fn next_times(&self, after: f64, count: u32) -> Result<Vec<f64>, JsValue> {
+        let mut t = timestamp("after", after)?;
+        let mut out = Vec::with_capacity(count.min(MAX_RUN) as usize);
+        while out.len() < count.min(MAX_RUN) as usize
+            && let Some(next) = self.spec.next_after(t)
+        {
+            out.push(ms(next));
+            t = next;
+        }
+        Ok(out)
+    }
+
+    /// `Occurrence[]` JSON, as `preview`.
+    pub fn preview(&self, after: f64, count: u32) -> Result<String, JsValue> {
+        let after = timestamp("after", after)?;
+        Ok(to_json(&self.spec.preview(after, count as usize)))
+    }
+
+    /// The zone the spec is evaluated in.
+    #[wasm_bindgen(getter)]
+    pub fn zone(&self) -> String {
+        self.spec.zone_name().to_owned()
+    }
+
+    /// Whether it is a fixed-time cron spec (DST `auto` shifts and folds it).
+    #[wasm_bindgen(getter, js_name = fixedTime)]
+    pub fn fixed_time(&self) -> bool {
+        self.spec.is_fixed_time()
+    }
+}
+
+/// Most instants one `nextTimes` call returns: a bounded call, as the core
+/// bounds a preview.
+const MAX_RUN: u32 = 1_000_000;
+
+/// The IANA tz database version bundled into this build, e.g. `2025b`.
+#[wasm_bindgen(js_name = tzdbVersion)]
+pub fn tzdb_version() -> String {
+    chime_core::tzdb_version().to_owned()
+}
+
+/// Counts over 2^32 cannot occur under the default limits; saturate rather
+/// than wrap if a configured limit allows them.
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
