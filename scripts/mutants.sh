@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Mutation testing of the core's schedule, catch-up, fire, engine and queue
+# modules (core/src/schedule/**, core/src/engine/**, core/src/queue/**,
+# core/src/queue.rs; configuration in .cargo/mutants.toml) against the tests.
+# Slow (every mutant rebuilds chime-core and the test binaries): not for CI.
+# Run it in shards and with --in-diff for later changes. See docs/testing.md,
+# "Mutation testing".
+#
+#   scripts/mutants.sh [cargo-mutants options...]
+#
+# Everything is passed through to `cargo mutants`, e.g.
+#   scripts/mutants.sh --shard 0/8                      # one shard of all mutants
+#   scripts/mutants.sh -f core/src/schedule/catchup.rs  # one file
+#   scripts/mutants.sh -f core/src/engine/fire.rs --re 'offer'   # some mutants
+#   git diff main > /tmp/d.diff && scripts/mutants.sh --in-diff /tmp/d.diff
+#   scripts/mutants.sh --list                           # what would be tested
+#
+# Environment:
+#   MUTANTS_TESTS=engine|queue|all  test targets (default: engine for the
+#       schedule and engine modules; use queue for core/src/queue*)
+#   MUTANTS_TIMEOUT=<s>   per-mutant test timeout (default 150)
+#   MUTANTS_JOBS=<n>      mutants built and tested at once (default 1)
+#   MUTANTS_IN_PLACE=0    mutate a copy in a temp dir instead of this tree
+#                         (default: in place, reusing ./target; never edit
+#                         the tree while it runs, and do not kill it with -9)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo mutants --version >/dev/null 2>&1; then
+  echo "cargo-mutants missing: cargo install cargo-mutants --locked" >&2
+  exit 2
+fi
+
+# Fast test knobs (docs/testing.md): a smaller simulation and model test,
+# the CI proptest seed so a run is reproducible.
+export CHIME_SIM_SEEDS="${CHIME_SIM_SEEDS:-8}"
+export CHIME_SIM_STEPS="${CHIME_SIM_STEPS:-200}"
+export PROPTEST_CASES="${PROPTEST_CASES:-32}"
+export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
+
+# Test targets. The spec_* tests (spec_differential, spec_properties,
+# spec_grammar, ...) and oracle_self exercise core/src/spec and the oracle,
+# which are not mutated here, so they are left out; so are the queue-only
+# tests for the schedule/engine modules and the other way round.
+engine_tests=(
+  engine_backfill_epoch engine_bad_input engine_buffered_pause_panic
+  engine_buffered_release engine_catchup engine_clock_clamped
+  engine_drain_batch engine_dst_day engine_external_fire
+  engine_fire_ids_recreate engine_golden engine_input_robustness
+  engine_jitter_window engine_leadership engine_model engine_overlap
+  engine_pause_in_gap engine_pause_resume engine_redefined
+  engine_resume_by_nominal engine_simulation engine_snapshot_replay
+  engine_ten_year_jump planted_bugs fuzz_regressions
+  queue_fire_flight queue_fire_keys queue_external queue_snapshot
+)
+# Scenario tests added for mutants (mutant_*.rs) always run.
+for f in tests/tests/mutant_*.rs; do
+  [ -e "$f" ] && engine_tests+=("$(basename "$f" .rs)")
+done
+queue_tests=()
+for f in tests/tests/queue_*.rs; do queue_tests+=("$(basename "$f" .rs)"); done
+queue_tests+=(engine_simulation engine_model engine_snapshot_replay fuzz_regressions planted_bugs)
+
+case "${MUTANTS_TESTS:-engine}" in
+  engine) tests=("${engine_tests[@]}") ;;
+  queue) tests=("${queue_tests[@]}") ;;
+  all) tests=() ;;
+  *) echo "MUTANTS_TESTS: engine, queue or all" >&2; exit 2 ;;
+esac
+
+args=(--jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-150}" --build-timeout 900)
+if [ "${MUTANTS_IN_PLACE:-1}" = 1 ]; then
+  args+=(--in-place)
+fi
+if [ ${#tests[@]} -gt 0 ]; then
+  # --lib: the unit tests of chime-core (and chime-tests); --test: the rest.
+  # As cargo args (not test args) they restrict the build as well.
+  args+=(--cargo-arg=--lib)
+  for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
+fi
+# The simulation's fixed 4,000-step run ignores CHIME_SIM_STEPS.
+args+=(--cargo-test-arg=-- --cargo-test-arg=--skip --cargo-test-arg=one_long_run)
+
+# Default scope, unless files are chosen.
+scope=(-f 'core/src/schedule/**' -f 'core/src/engine/**' -f 'core/src/queue/**' -f core/src/queue.rs)
+for a in "$@"; do
+  case "$a" in -f | --file | --file=* | -f?*) scope=() ;; esac
+done
+
+exec nice -n "${MUTANTS_NICE:-10}" cargo mutants "${args[@]}" "${scope[@]}" "$@"
