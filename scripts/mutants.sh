@@ -19,7 +19,8 @@
 #   MUTANTS_TESTS=engine|queue|all  test targets (default: engine for the
 #       schedule and engine modules; use queue for core/src/queue*)
 #   MUTANTS_TIMEOUT=<s>   per-mutant test timeout (default 150)
-#   MUTANTS_JOBS=<n>      mutants built and tested at once (default 1)
+#   MUTANTS_JOBS=<n>      mutants built and tested at once, with
+#                         MUTANTS_IN_PLACE=0 (default 1)
 #   MUTANTS_IN_PLACE=0    mutate a copy in a temp dir instead of this tree
 #                         (default: in place, reusing ./target; never edit
 #                         the tree while it runs, and do not kill it with -9)
@@ -68,9 +69,12 @@ case "${MUTANTS_TESTS:-engine}" in
   *) echo "MUTANTS_TESTS: engine, queue or all" >&2; exit 2 ;;
 esac
 
-args=(--jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-150}" --build-timeout 900)
+args=(--timeout "${MUTANTS_TIMEOUT:-150}" --build-timeout 900)
 if [ "${MUTANTS_IN_PLACE:-1}" = 1 ]; then
+  # In place is one mutant at a time (the same as --jobs 1).
   args+=(--in-place)
+else
+  args+=(--jobs "${MUTANTS_JOBS:-1}")
 fi
 if [ ${#tests[@]} -gt 0 ]; then
   # --lib: the unit tests of chime-core (and chime-tests); --test: the rest.
