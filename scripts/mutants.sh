@@ -83,7 +83,24 @@ if [ ${#tests[@]} -gt 0 ]; then
   for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
 fi
 # The simulation's fixed 4,000-step run ignores CHIME_SIM_STEPS.
-args+=(--cargo-test-arg=-- --cargo-test-arg=--skip --cargo-test-arg=one_long_run)
+skip=(--skip one_long_run)
+args+=(--cargo-test-arg=--)
+for a in "${skip[@]}"; do args+=("--cargo-test-arg=$a"); done
+
+# cargo-mutants builds its baseline for the mutated package only, which
+# has none of the --test targets above (they are chime-tests'), so the
+# baseline is skipped and run here instead, with the same targets: the
+# unmutated tree must pass them (MUTANTS_PREFLIGHT=0 skips this).
+args+=(--baseline=skip)
+if [ "${MUTANTS_PREFLIGHT:-1}" = 1 ]; then
+  targets=()
+  if [ ${#tests[@]} -gt 0 ]; then
+    targets=(--lib)
+    for t in "${tests[@]}"; do targets+=("--test=$t"); done
+  fi
+  echo "preflight: the unmutated tree against the selected tests" >&2
+  nice -n "${MUTANTS_NICE:-10}" cargo test --workspace "${targets[@]}" -- "${skip[@]}" -q >&2
+fi
 
 # Default scope, unless files are chosen.
 scope=(-f 'core/src/schedule/**' -f 'core/src/engine/**' -f 'core/src/queue/**' -f core/src/queue.rs)
