@@ -43,21 +43,9 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # spec_grammar, ...) and oracle_self exercise core/src/spec and the oracle,
 # which are not mutated here, so they are left out; so are the queue-only
 # tests for the schedule/engine modules and the other way round.
-engine_tests=(
-  engine_backfill_epoch engine_bad_input engine_buffered_pause_panic
-  engine_buffered_release engine_catchup engine_clock_clamped
-  engine_drain_batch engine_dst_day engine_external_fire
-  engine_fire_ids_recreate engine_golden engine_input_robustness
-  engine_jitter_window engine_leadership engine_model engine_overlap
-  engine_pause_in_gap engine_pause_resume engine_redefined
-  engine_resume_by_nominal engine_simulation engine_snapshot_replay
-  engine_ten_year_jump planted_bugs fuzz_regressions
-  queue_fire_flight queue_fire_keys queue_external queue_snapshot
-)
-# Scenario tests added for mutants (mutant_*.rs) always run.
-for f in tests/tests/mutant_*.rs; do
-  [ -e "$f" ] && engine_tests+=("$(basename "$f" .rs)")
-done
+engine_tests=()
+for f in tests/tests/engine_*.rs; do engine_tests+=("$(basename "$f" .rs)"); done
+engine_tests+=(planted_bugs fuzz_regressions queue_fire_flight queue_fire_keys queue_external queue_snapshot)
 queue_tests=()
 for f in tests/tests/queue_*.rs; do queue_tests+=("$(basename "$f" .rs)"); done
 queue_tests+=(engine_simulation engine_model engine_snapshot_replay fuzz_regressions planted_bugs)
