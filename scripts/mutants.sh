@@ -32,6 +32,12 @@ if ! cargo mutants --version >/dev/null 2>&1; then
   exit 2
 fi
 
+# Incremental builds of the opt-level 1 test profile broke once here
+# ("undefined hidden symbol" at link time after an interrupted run), which
+# makes every mutant look unviable; a full build of the two crates per
+# mutant is slower but sound.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 # Fast test knobs (docs/testing.md): a smaller simulation and model test,
 # the CI proptest seed so a run is reproducible.
 export CHIME_SIM_SEEDS="${CHIME_SIM_SEEDS:-8}"
