@@ -32,11 +32,18 @@ if ! cargo mutants --version >/dev/null 2>&1; then
   exit 2
 fi
 
-# Incremental builds of the opt-level 1 test profile broke once here
-# ("undefined hidden symbol" at link time after an interrupted run), which
-# makes every mutant look unviable; a full build of the two crates per
-# mutant is slower but sound.
-export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# Incremental builds: a mutant rebuilds chime-core, but the ~30 test
+# binaries that depend on it recompile in seconds instead of minutes
+# (measured: ~20 s per mutant against 140 s with CARGO_INCREMENTAL=0). An
+# interrupted run once left the incremental cache inconsistent (link
+# errors, "undefined hidden symbol", which make every mutant look
+# unviable), so each run starts from a fresh cache for the workspace
+# crates (MUTANTS_KEEP_INCREMENTAL=1 keeps it).
+if [ "${MUTANTS_KEEP_INCREMENTAL:-0}" != 1 ]; then
+  rm -rf target/debug/incremental/chime_* target/debug/incremental/engine_* \
+    target/debug/incremental/queue_* target/debug/incremental/planted_bugs-* \
+    target/debug/incremental/fuzz_regressions-*
+fi
 
 # Fast test knobs (docs/testing.md): a smaller simulation and model test,
 # the CI proptest seed so a run is reproducible.
