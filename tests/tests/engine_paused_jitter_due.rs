@@ -22,15 +22,24 @@ fn the_last_paused_boundary_waits_for_its_due_time() {
     // S + 10 s is due; S + 20 s has passed its nominal time but is not due.
     let now = S + 20_000;
     let cmds = h.advance(now);
-    assert_eq!(skips(&cmds), vec![(SkipReason::Paused, 1, S + 10_000, S + 10_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Paused, 1, S + 10_000, S + 10_000)]
+    );
     let info = h.engine.schedule("jittery").unwrap();
     assert_eq!(info.skipped, 1);
     assert_eq!(info.next_nominal.unwrap().as_millis(), S + 20_000);
     let due2 = info.next_due_at.unwrap().as_millis();
-    assert!(due2 > now, "the scenario needs a jitter > 0 at S + 20 s: {due2}");
+    assert!(
+        due2 > now,
+        "the scenario needs a jitter > 0 at S + 20 s: {due2}"
+    );
 
     // Once due, it is skipped too.
     let cmds = h.advance(due2);
-    assert_eq!(skips(&cmds), vec![(SkipReason::Paused, 1, S + 20_000, S + 20_000)]);
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Paused, 1, S + 20_000, S + 20_000)]
+    );
     h.check_replay();
 }
