@@ -83,10 +83,58 @@ impl Borrow<GridKey> for Interned {
     }
 }
 
+/// Slots per slab chunk.
+const CHUNK: usize = 1024;
+
+/// Schedules stored inline in fixed-size chunks, addressed by `u32`.
+///
+/// Inline, not boxed: firing reads the schedule straight from its slot, one
+/// cache miss fewer per fire than through a `Box`. Chunked, not one `Vec`:
+/// a slot is a whole schedule, so a doubling `Vec` could leave up to half
+/// of its capacity empty (31 % at 100k schedules) and copied each schedule
+/// on every growth; a chunk holds at most 1,023 empty slots and never moves.
+#[derive(Clone, Debug, Default)]
+struct Slab {
+    chunks: Vec<Box<[Option<Schedule>]>>,
+    len: usize,
+}
+
+impl Slab {
+    fn slot(&mut self, idx: u32) -> &mut Option<Schedule> {
+        let i = idx as usize;
+        &mut self.chunks[i / CHUNK][i % CHUNK]
+    }
+
+    fn get(&self, idx: u32) -> Option<&Schedule> {
+        let i = idx as usize;
+        self.chunks.get(i / CHUNK)?.get(i % CHUNK)?.as_ref()
+    }
+
+    fn get_mut(&mut self, idx: u32) -> Option<&mut Schedule> {
+        self.slot(idx).as_mut()
+    }
+
+    /// Stores `s` in a new slot; returns its index.
+    fn push(&mut self, s: Schedule) -> u32 {
+        let idx = u32::try_from(self.len).expect("fewer than 2^32 schedules");
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push((0..CHUNK).map(|_| None).collect());
+        }
+        self.len += 1;
+        *self.slot(idx) = Some(s);
+        idx
+    }
+
+    /// Slots holding a schedule.
+    fn occupied(&self) -> usize {
+        self.chunks.iter().flatten().filter(|s| s.is_some()).count()
+    }
+}
+
 /// Every schedule of one engine.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Schedules {
-    slab: Vec<Option<Schedule>>,
+    slab: Slab,
     free: Vec<u32>,
     by_name: BTreeMap<Arc<str>, u32>,
     /// Active and paused schedules by `(due_at, rank)`.
@@ -142,12 +190,12 @@ impl Schedules {
 
     /// A schedule by slab index (must exist).
     pub(crate) fn at(&self, idx: u32) -> &Schedule {
-        self.slab[idx as usize].as_ref().expect("live slab slot")
+        self.slab.get(idx).expect("live slab slot")
     }
 
     /// A schedule by slab index (must exist).
     pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Schedule {
-        self.slab[idx as usize].as_mut().expect("live slab slot")
+        self.slab.get_mut(idx).expect("live slab slot")
     }
 
     /// Schedules in name order.
@@ -202,14 +250,10 @@ impl Schedules {
         };
         let idx = match self.free.pop() {
             Some(i) => {
-                self.slab[i as usize] = Some(s);
+                *self.slab.slot(i) = Some(s);
                 i
             }
-            None => {
-                let i = u32::try_from(self.slab.len()).expect("fewer than 2^32 schedules");
-                self.slab.push(Some(s));
-                i
-            }
+            None => self.slab.push(s),
         };
         let old = self.by_name.insert(name, idx);
         assert!(old.is_none(), "schedule inserted twice");
@@ -370,7 +414,7 @@ impl Schedules {
         if !keep_due {
             self.unindex(idx);
         }
-        let s = self.slab[idx as usize].take().expect("live slab slot");
+        let s = self.slab.slot(idx).take().expect("live slab slot");
         for f in s.in_flight() {
             if let Some(d) = f.deadline {
                 self.unsettled.remove(&(d, f.fire.clone()));
@@ -440,7 +484,7 @@ impl Schedules {
     }
 
     fn index_in_flight(&mut self, idx: u32) {
-        let s = self.slab[idx as usize].as_ref().expect("live slab slot");
+        let s = self.slab.get(idx).expect("live slab slot");
         for f in s.in_flight() {
             if let Some(d) = f.deadline {
                 self.unsettled.insert((d, f.fire.clone()));
@@ -502,7 +546,7 @@ impl Schedules {
             if due > now {
                 break;
             }
-            if let Some(s) = &self.slab[idx as usize] {
+            if let Some(s) = self.slab.get(idx) {
                 let name = s.name.as_bytes().first().copied().unwrap_or(0);
                 let payload = s.payload.as_json().as_bytes().first().copied().unwrap_or(0);
                 acc = acc.wrapping_add(s.version ^ s.grid.key.text.len() as u64)
@@ -560,10 +604,7 @@ impl Schedules {
             let s = self.get(name).expect("ready schedule exists");
             assert!(s.buffered().is_some() && s.in_flight().is_empty());
         }
-        assert_eq!(
-            self.slab.iter().filter(|s| s.is_some()).count(),
-            self.by_name.len()
-        );
+        assert_eq!(self.slab.occupied(), self.by_name.len());
     }
 }
 
