@@ -5,8 +5,8 @@
 use crate::checker::Checker;
 use chime_core::journal;
 use chime_core::{
-    Claimed, Command, Engine, EngineConfig, Error, Event, Fire, Input, JournalEntry, Payload,
-    Reply, ScheduleDef, SkipReason, Snapshot, Target, Timestamp,
+    Claimed, Command, Engine, EngineConfig, EnqueueRequest, Error, Event, Fire, Input, JobId,
+    JournalEntry, Payload, Reply, ScheduleDef, SkipReason, Snapshot, Target, Timestamp,
 };
 
 /// Milliseconds to a timestamp.
@@ -128,6 +128,20 @@ impl Harness {
             Reply::Claimed { jobs } => jobs,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Enqueues a null-payload job into `queue`, claims and completes it;
+    /// returns the job.
+    pub fn complete_one(&mut self, now: i64, queue: &str) -> JobId {
+        let req = EnqueueRequest::new(queue, Payload::null());
+        self.ok(now, Input::Enqueue(req));
+        let c = self.claim_one(now, queue);
+        let done = Input::Complete {
+            job: c.job,
+            token: c.token,
+        };
+        self.ok(now, done);
+        c.job
     }
 
     /// Claims the next job of `queue`, which must exist.

@@ -18,20 +18,6 @@ fn declared(created: bool, changed: bool) -> Reply {
     Reply::QueueDeclared { created, changed }
 }
 
-fn complete_one(h: &mut Harness, now: i64) -> chime_core::JobId {
-    h.ok(
-        now,
-        Input::Enqueue(EnqueueRequest::new("q", Payload::null())),
-    );
-    let c = h.claim_one(now, "q");
-    let done = Input::Complete {
-        job: c.job,
-        token: c.token,
-    };
-    h.ok(now, done);
-    c.job
-}
-
 #[test]
 fn created_unchanged_changed() {
     let mut h = Harness::standalone();
@@ -81,7 +67,7 @@ fn implicit_retention_is_clamped_to_the_limit() {
         },
         ..EngineConfig::default()
     });
-    let ids: Vec<_> = (0..3).map(|i| complete_one(&mut h, T + i)).collect();
+    let ids: Vec<_> = (0..3).map(|i| h.complete_one(T + i, "q")).collect();
     assert!(h.engine.job(ids[0]).is_none(), "count bound of 2");
     assert_eq!(h.engine.queue_stats("q").unwrap().completed, 2);
 }
@@ -89,7 +75,7 @@ fn implicit_retention_is_clamped_to_the_limit() {
 #[test]
 fn retained_history_survives_a_switch_to_external() {
     let mut h = Harness::standalone();
-    let id = complete_one(&mut h, T);
+    let id = h.complete_one(T, "q");
     let mut ext = QueueConfig::new("q");
     ext.mode = QueueMode::External;
     assert_eq!(

@@ -4,7 +4,7 @@
 //! finished; `poll_timeout()` names the next expiry. Lowering the count
 //! bound trims at once. The totals are not affected by forgetting.
 
-use chime_core::{EnqueueRequest, Input, JobId, JobState, Payload, QueueConfig, Reply};
+use chime_core::{Input, JobId, JobState, QueueConfig, Reply};
 use chime_tests::scenario::*;
 
 const T: i64 = 1_000_000_000_000;
@@ -16,25 +16,11 @@ fn config(completed_max: u32) -> QueueConfig {
     q
 }
 
-fn complete_one(h: &mut Harness, now: i64) -> JobId {
-    h.ok(
-        now,
-        Input::Enqueue(EnqueueRequest::new("q", Payload::null())),
-    );
-    let c = h.claim_one(now, "q");
-    let done = Input::Complete {
-        job: c.job,
-        token: c.token,
-    };
-    h.ok(now, done);
-    c.job
-}
-
 #[test]
 fn by_count_and_by_age() {
     let mut h = Harness::standalone();
     h.ok(T, Input::DeclareQueue(config(2)));
-    let ids: Vec<JobId> = (0..3).map(|i| complete_one(&mut h, T + i)).collect();
+    let ids: Vec<JobId> = (0..3).map(|i| h.complete_one(T + i, "q")).collect();
     assert!(h.engine.job(ids[0]).is_none(), "count bound");
     assert_eq!(h.engine.queue_stats("q").unwrap().completed, 2);
     assert_eq!(h.engine.poll_timeout(), Some(t(T + 1_001)));
@@ -51,7 +37,7 @@ fn by_count_and_by_age() {
 fn lowering_the_count_bound_trims_at_once() {
     let mut h = Harness::standalone();
     h.ok(T, Input::DeclareQueue(config(2)));
-    let ids: Vec<JobId> = (0..2).map(|_| complete_one(&mut h, T)).collect();
+    let ids: Vec<JobId> = (0..2).map(|_| h.complete_one(T, "q")).collect();
     let (reply, cmds) = h.ok(T, Input::DeclareQueue(config(0)));
     assert_eq!(
         reply,
@@ -65,6 +51,6 @@ fn lowering_the_count_bound_trims_at_once() {
     let s = h.engine.queue_stats("q").unwrap();
     assert_eq!((s.completed, s.totals.completed), (0, 2));
     // With a bound of zero a job is forgotten as it finishes.
-    let id = complete_one(&mut h, T + 1);
+    let id = h.complete_one(T + 1, "q");
     assert!(h.engine.job(id).is_none());
 }

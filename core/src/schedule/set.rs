@@ -430,11 +430,16 @@ impl Schedules {
 
     /// Puts the schedule in the due index if it has a cursor.
     pub(crate) fn index(&mut self, idx: u32) {
-        let s = self.at(idx);
-        if s.status != ScheduleStatus::Completed && s.cursor.is_some() {
-            let key = (s.due_at, s.rank);
+        if let Some(key) = self.due_key(idx) {
             self.due.insert(key, idx);
         }
+    }
+
+    /// The due-index key of a schedule that belongs in the index (active or
+    /// paused with a cursor).
+    fn due_key(&self, idx: u32) -> Option<(Timestamp, u64)> {
+        let s = self.at(idx);
+        (s.status != ScheduleStatus::Completed && s.cursor.is_some()).then_some((s.due_at, s.rank))
     }
 
     /// [`Schedules::index`] for the fire loop of an advance at `now`: an
@@ -445,14 +450,12 @@ impl Schedules {
     /// already in key order when it is most of the index, is merged in one
     /// linear pass.
     pub(crate) fn index_after(&mut self, idx: u32, now: Timestamp) {
-        let s = self.at(idx);
-        if s.status != ScheduleStatus::Completed && s.cursor.is_some() {
-            let key = (s.due_at, s.rank);
-            if key.0 > now {
-                self.deferred.push((key, idx));
-            } else {
+        match self.due_key(idx) {
+            Some(key) if key.0 > now => self.deferred.push((key, idx)),
+            Some(key) => {
                 self.due.insert(key, idx);
             }
+            None => {}
         }
     }
 
