@@ -139,6 +139,8 @@ struct Segment {
     runs: Vec<(i64, i64, u64)>,
     /// Skips whose run was not contiguous: only their count is known.
     loose: u64,
+    /// The latest `last` of those skips (`i64::MIN` without any).
+    loose_last: i64,
     /// Boundaries counted in `[start, memo.0)`.
     memo: (i64, u64),
     /// The engine clock when a redefinition replaced this grid.
@@ -188,6 +190,7 @@ impl Accounting {
             closed: false,
             runs: Vec::new(),
             loose: 0,
+            loose_last: i64::MIN,
             memo: (start, 0),
             replaced_at: None,
         });
@@ -315,6 +318,7 @@ impl Accounting {
                     seg.runs.push((first, last, span));
                 } else {
                     seg.loose += count;
+                    seg.loose_last = seg.loose_last.max(last);
                 }
             }
             _ => {}
@@ -343,8 +347,14 @@ impl Accounting {
                 let end = match (seg.end, open, info.next_nominal) {
                     (Some(e), _, _) => e,
                     (None, true, Some(c)) => c.as_millis(),
-                    // Completed: everything up to the last accounted boundary.
-                    _ => seg.runs.last().map_or(seg.start, |r| seg.grid.next(r.1)),
+                    // Completed: everything up to the last accounted
+                    // boundary, whether in an exact run or a loose skip.
+                    _ => {
+                        let last = seg.runs.last().map(|r| r.1).into_iter();
+                        last.chain((seg.loose > 0).then_some(seg.loose_last))
+                            .max()
+                            .map_or(seg.start, |b| seg.grid.next(b))
+                    }
                 };
                 if let Some(r) = seg.runs.last() {
                     assert!(r.1 < end, "{name}: boundary {} at/after cursor {end}", r.1);

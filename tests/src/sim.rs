@@ -36,8 +36,10 @@
 //!
 //! Running: the default run is CI-sized. `CHIME_SIM_SEED=<seed>` runs one
 //! seed (of `seeded_workloads_survive_crashes`); `CHIME_SIM_SEEDS=<n>` runs
-//! seeds `0..n` (480 is 10× the default), `CHIME_SIM_STEPS=<n>` sets the
-//! steps per seed (default 400); `CHIME_SIM_OFF=invalid,backfill,...`
+//! seeds `k..k+n` (`CHIME_SIM_FIRST=<k>`, default 0; 480 is 10× the
+//! default), `CHIME_SIM_STEPS=<n>` sets the steps per seed (default 400);
+//! `CHIME_SIM_SELF_CHECK_EVERY=<n>` runs the engine's own (costly) check
+//! after every n-th input only; `CHIME_SIM_OFF=invalid,backfill,...`
 //! turns input classes off (to find seeds for other bugs while one class
 //! fails everywhere): `invalid`, `backfill`, `jumps`, `back`, `regrid`,
 //! `recreate`, `pause`, `storm`, `leader`. On failure every failing seed is
@@ -162,6 +164,7 @@ impl Sim {
         let mut chk = Checker::new(&engine);
         chk.planted = planted;
         chk.self_check = self_check;
+        chk.self_check_every = env_u64("CHIME_SIM_SELF_CHECK_EVERY").map_or(1, |n| n as u32);
         let snapshot = engine.snapshot().to_json();
         let off = std::env::var("CHIME_SIM_OFF")
             .unwrap_or_default()
@@ -833,6 +836,8 @@ pub struct Outcome {
     pub fires: u64,
     /// Inputs handled.
     pub inputs: u64,
+    /// Virtual time covered (engine clock at the end minus at the start).
+    pub simulated_ms: i64,
 }
 
 /// Runs seed `seed` for `steps` steps with `planted` in the engine,
@@ -842,6 +847,7 @@ pub struct Outcome {
 /// outside the engine remain).
 pub fn simulate(seed: u64, steps: u32, planted: Option<PlantedBug>, self_check: bool) -> Outcome {
     let mut sim = Sim::new(seed, planted, self_check);
+    let start = sim.now;
     for _ in 0..steps {
         sim.step();
     }
@@ -851,6 +857,7 @@ pub fn simulate(seed: u64, steps: u32, planted: Option<PlantedBug>, self_check: 
         crashes: sim.crashes,
         fires: sim.chk.stats.fires.iter().sum(),
         inputs: sim.chk.stats.inputs,
+        simulated_ms: sim.chk.clock - start,
     }
 }
 
@@ -915,6 +922,7 @@ pub fn sweep(test: &str, seeds: &[u64], steps: u32) -> Outcome {
                 total.crashes += o.crashes;
                 total.fires += o.fires;
                 total.inputs += o.inputs;
+                total.simulated_ms += o.simulated_ms;
             }
             Err(Failure {
                 message: msg,

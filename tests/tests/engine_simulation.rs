@@ -4,9 +4,9 @@
 //!
 //! Running: the default run is CI-sized. `CHIME_SIM_SEED=<seed>` runs one
 //! seed (of `seeded_workloads_survive_crashes`); `CHIME_SIM_SEEDS=<n>` runs
-//! seeds `0..n` (480 is 10× the default), `CHIME_SIM_STEPS=<n>` sets the
-//! steps per seed (default 400); `CHIME_SIM_OFF=invalid,backfill,...`
-//! turns input classes off (see `chime_tests::sim`). On failure every
+//! seeds `k..k+n` (`CHIME_SIM_FIRST=<k>`, default 0; 480 is 10× the
+//! default), `CHIME_SIM_STEPS=<n>` sets the steps per seed (default 400);
+//! more knobs in `chime_tests::sim`. On failure every
 //! failing seed is printed with its first failure and the command that
 //! replays it.
 
@@ -17,16 +17,23 @@ fn seeded_workloads_survive_crashes() {
     let steps = env_u64("CHIME_SIM_STEPS").unwrap_or(400) as u32;
     let seeds: Vec<u64> = match (env_u64("CHIME_SIM_SEED"), env_u64("CHIME_SIM_SEEDS")) {
         (Some(seed), _) => vec![seed],
-        (None, Some(n)) => (0..n).collect(),
+        (None, Some(n)) => {
+            let first = env_u64("CHIME_SIM_FIRST").unwrap_or(0);
+            (first..first + n).collect()
+        }
         (None, None) => (0..48).collect(),
     };
+    let began = std::time::Instant::now();
     let o = sweep("seeded_workloads_survive_crashes", &seeds, steps);
+    let secs = began.elapsed().as_secs_f64();
     eprintln!(
-        "{} seeds × {steps} steps: {} inputs, {} fires, {} crashes",
+        "{} seeds × {steps} steps: {} inputs ({:.0}/s), {} fires, {} crashes, {:.0} simulated days in {secs:.0} s",
         seeds.len(),
         o.inputs,
+        o.inputs as f64 / secs,
         o.fires,
-        o.crashes
+        o.crashes,
+        o.simulated_ms as f64 / 86_400_000.0,
     );
     if seeds.len() >= 48 && steps >= 400 {
         assert!(o.crashes > 48 * 5, "crashes exercised: {}", o.crashes);

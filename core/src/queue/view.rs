@@ -65,79 +65,35 @@ impl Queues {
     /// jobs carrying them, live jobs that hold their keys). Used on restore;
     /// an error means a corrupt snapshot.
     pub(crate) fn rebuild_indexes(&mut self) -> Result<(), String> {
-        self.idx = Index::default();
-        for (name, q) in &mut self.queues {
-            if *name != q.config.name {
-                return Err(format!(
-                    "queue {name:?} holds the config of {:?}",
-                    q.config.name
-                ));
-            }
-            q.idx = Default::default();
-        }
-        let mut tokens = BTreeSet::new();
-        for (&id, job) in &self.jobs {
-            let bad = |why: &str| format!("job {}: {why}", id.0);
-            if id.0 == 0 || id.0 > self.last_job {
-                return Err(bad("id not issued yet"));
-            }
-            job.check_shape().map_err(bad)?;
-            let q = self
-                .queues
-                .get_mut(&job.queue)
-                .ok_or_else(|| bad("unknown queue"))?;
-            // Retained history may outlive a switch to external; work may not.
-            let work = !job.state.is_terminal() || job.state == JobState::Dead;
-            if work && q.config.mode == QueueMode::External {
-                return Err(bad("live or dead job in an external queue"));
-            }
-            let token = job.lease.as_ref().map(|l| l.token);
-            if token.is_some_and(|t| t.0 == 0 || t.0 > self.last_token || !tokens.insert(t)) {
-                return Err(bad("token not issued or not unique"));
-            }
-            store::index(&mut self.idx, &mut q.idx, id, job);
-        }
-        for (name, q) in &self.queues {
-            for space in [KeySpace::User, KeySpace::Fire] {
-                for (key, entry) in q.keys(space) {
-                    check_key(&self.jobs, name, space, key, entry, self.last_job)?;
-                    store::index_key(&mut self.idx, name, space, key, entry);
-                }
-            }
-        }
-        // Every live job with a key holds it, so two live jobs never share one.
-        for (&id, job) in &self.jobs {
-            let Some(key) = job.key.as_deref().filter(|_| !job.state.is_terminal()) else {
-                continue;
-            };
-            let space = KeySpace::of(job.fire.is_some());
-            let entry = self.queues[&job.queue].keys(space).get(key);
-            if !entry.is_some_and(|e| e.job == id && e.expires_at.is_none()) {
-                return Err(format!("live job {} does not hold its key {key:?}", id.0));
-            }
-        }
-        if let Some((id, _)) = self
-            .finished
-            .iter()
-            .find(|(id, _)| id.0 == 0 || id.0 > self.last_job)
-        {
-            return Err(format!("finished job {} not issued yet", id.0));
-        }
+        self.idx = build_indexes(
+            &mut self.queues,
+            &self.jobs,
+            &self.finished,
+            self.last_job,
+            self.last_token,
+        )?;
         Ok(())
     }
 
     /// Asserts that the derived indexes are exactly what a rebuild from the
     /// canonical state gives, and that the state is coherent. For tests and
-    /// the simulation (it clones everything).
+    /// the simulation.
     pub(crate) fn check_invariants(&self) {
-        let mut fresh = self.clone();
-        if let Err(why) = fresh.rebuild_indexes() {
-            panic!("queue state incoherent: {why}");
-        }
-        assert_eq!(fresh.idx, self.idx, "global queue index out of step");
+        // Only the queue table is copied: the jobs are read in place, so
+        // the simulation can afford this after every input.
+        let mut queues = self.queues.clone();
+        let idx = build_indexes(
+            &mut queues,
+            &self.jobs,
+            &self.finished,
+            self.last_job,
+            self.last_token,
+        )
+        .unwrap_or_else(|why| panic!("queue state incoherent: {why}"));
+        assert_eq!(idx, self.idx, "global queue index out of step");
         for (name, q) in &self.queues {
             assert_eq!(
-                fresh.queues[name].idx, q.idx,
+                queues[name].idx, q.idx,
                 "index of queue {name:?} out of step"
             );
         }
@@ -148,6 +104,72 @@ impl Queues {
             .count();
         assert_eq!(live, self.idx.live, "live job count");
     }
+}
+
+/// The derived indexes of a queue state, built from its canonical parts
+/// (each queue's own index is written into `queues`): see
+/// [`Queues::rebuild_indexes`].
+fn build_indexes(
+    queues: &mut BTreeMap<String, QueueState>,
+    jobs: &BTreeMap<JobId, Job>,
+    finished: &[(JobId, Option<FireId>)],
+    last_job: u64,
+    last_token: u64,
+) -> Result<Index, String> {
+    let mut idx = Index::default();
+    for (name, q) in queues.iter_mut() {
+        if *name != q.config.name {
+            return Err(format!(
+                "queue {name:?} holds the config of {:?}",
+                q.config.name
+            ));
+        }
+        q.idx = Default::default();
+    }
+    let mut tokens = BTreeSet::new();
+    for (&id, job) in jobs {
+        let bad = |why: &str| format!("job {}: {why}", id.0);
+        if id.0 == 0 || id.0 > last_job {
+            return Err(bad("id not issued yet"));
+        }
+        job.check_shape().map_err(bad)?;
+        let q = queues
+            .get_mut(&job.queue)
+            .ok_or_else(|| bad("unknown queue"))?;
+        // Retained history may outlive a switch to external; work may not.
+        let work = !job.state.is_terminal() || job.state == JobState::Dead;
+        if work && q.config.mode == QueueMode::External {
+            return Err(bad("live or dead job in an external queue"));
+        }
+        let token = job.lease.as_ref().map(|l| l.token);
+        if token.is_some_and(|t| t.0 == 0 || t.0 > last_token || !tokens.insert(t)) {
+            return Err(bad("token not issued or not unique"));
+        }
+        store::index(&mut idx, &mut q.idx, id, job);
+    }
+    for (name, q) in queues.iter() {
+        for space in [KeySpace::User, KeySpace::Fire] {
+            for (key, entry) in q.keys(space) {
+                check_key(jobs, name, space, key, entry, last_job)?;
+                store::index_key(&mut idx, name, space, key, entry);
+            }
+        }
+    }
+    // Every live job with a key holds it, so two live jobs never share one.
+    for (&id, job) in jobs {
+        let Some(key) = job.key.as_deref().filter(|_| !job.state.is_terminal()) else {
+            continue;
+        };
+        let space = KeySpace::of(job.fire.is_some());
+        let entry = queues[&job.queue].keys(space).get(key);
+        if !entry.is_some_and(|e| e.job == id && e.expires_at.is_none()) {
+            return Err(format!("live job {} does not hold its key {key:?}", id.0));
+        }
+    }
+    if let Some((id, _)) = finished.iter().find(|(id, _)| id.0 == 0 || id.0 > last_job) {
+        return Err(format!("finished job {} not issued yet", id.0));
+    }
+    Ok(idx)
 }
 
 /// A remembered key points at a job id already issued; a live key (no
