@@ -942,7 +942,12 @@ impl Checker {
     }
 
     fn check(&mut self, engine: &Engine) {
-        if self.self_check && self.stats.inputs % u64::from(self.self_check_every.max(1)) == 0 {
+        if self.self_check
+            && self
+                .stats
+                .inputs
+                .is_multiple_of(u64::from(self.self_check_every.max(1)))
+        {
             engine.check_invariants();
         }
         if self.account {
