@@ -148,6 +148,34 @@ impl RedbStore {
     /// Opens (creating if needed) the store in `dir`, refusing a directory
     /// that another live process holds.
     pub fn open(dir: &Path) -> Result<RedbStore, StoreError> {
+        RedbStore::open_with(dir, |file| {
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(file)
+                .map_err(|source| StoreError::Io {
+                    context: format!("opening {}", file.display()),
+                    source,
+                })?;
+            Ok(redb::backends::FileBackend::new(f)?)
+        })
+    }
+
+    /// Like [`RedbStore::open`], with the database on the storage backend
+    /// that `backend` makes for a path in the directory (called once it is
+    /// locked). The fault-injection tests wrap the file backend to fail
+    /// writes and fsyncs.
+    ///
+    /// A new database is made under a temporary name and renamed into
+    /// place once its tables are committed: a crash or a disk error while
+    /// creating it must not leave a half-written `chime.redb` that no later
+    /// start can open.
+    pub fn open_with<B: redb::StorageBackend>(
+        dir: &Path,
+        backend: impl Fn(&Path) -> Result<B, StoreError>,
+    ) -> Result<RedbStore, StoreError> {
         let io = |context: String| move |source| StoreError::Io { context, source };
         std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
         let lock_path = dir.join("chime.lock");
@@ -169,12 +197,29 @@ impl RedbStore {
                 return Err(io(format!("locking {}", lock_path.display()))(e));
             }
         }
-        let db = Database::create(dir.join("chime.redb"))?;
-        // Create both tables so readers never meet a missing one.
-        let tx = db.begin_write()?;
-        tx.open_table(JOURNAL)?;
-        tx.open_table(META)?;
-        tx.commit()?;
+        let path = dir.join("chime.redb");
+        let exists = path
+            .try_exists()
+            .map_err(io(format!("looking for {}", path.display())))?;
+        if !exists {
+            let fresh = dir.join("chime.redb.new");
+            // Left by a creation that did not finish: start it again.
+            if fresh.exists() {
+                std::fs::remove_file(&fresh)
+                    .map_err(io(format!("removing {}", fresh.display())))?;
+            }
+            create_tables(guard("creating the database", || {
+                Ok(redb::Builder::new().create_with_backend(backend(&fresh)?)?)
+            })?)?;
+            std::fs::rename(&fresh, &path).map_err(io(format!("renaming {}", fresh.display())))?;
+            // The rename itself must survive a crash.
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io(format!("syncing {}", dir.display())))?;
+        }
+        let db = guard("opening the database", || {
+            Ok(redb::Builder::new().create_with_backend(backend(&path)?)?)
+        })?;
         let (first_seq, next_seq) = {
             let tx = db.begin_read()?;
             let t = tx.open_table(JOURNAL)?;
@@ -194,8 +239,36 @@ impl RedbStore {
     }
 }
 
-impl Store for RedbStore {
-    fn load(&mut self) -> Result<Recovered, StoreError> {
+/// Creates both tables, so readers never meet a missing one, and closes
+/// the database.
+fn create_tables(db: Database) -> Result<(), StoreError> {
+    let tx = db.begin_write()?;
+    tx.open_table(JOURNAL)?;
+    tx.open_table(META)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Runs `f`, turning a panic inside redb into [`StoreError::Corrupt`].
+/// redb asserts on some damaged files (one cut short, for example) instead
+/// of returning an error; a damaged store must stop the daemon with a
+/// message, not crash it with a backtrace.
+fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(StoreError::Corrupt(format!(
+            "{what}: the database file is damaged ({why}); restore it from a backup \
+             or move the data directory away to start empty"
+        )))
+    })
+}
+
+impl RedbStore {
+    fn load_unguarded(&self) -> Result<Recovered, StoreError> {
         let tx = self.db.begin_read()?;
         let meta = tx.open_table(META)?;
         let snapshot = match meta.get("snapshot")? {
@@ -213,6 +286,12 @@ impl Store for RedbStore {
         }
         let entries = journal::read(&text).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(Recovered { snapshot, entries })
+    }
+}
+
+impl Store for RedbStore {
+    fn load(&mut self) -> Result<Recovered, StoreError> {
+        guard("loading the database", || self.load_unguarded())
     }
 
     fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError> {
