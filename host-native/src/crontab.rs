@@ -92,6 +92,17 @@ pub fn pool() -> PoolConfig {
 
 /// Parses crontab text, reporting every bad line (not only the first).
 pub fn parse(text: &str) -> Result<Crontab, Vec<CrontabError>> {
+    let (tab, errors) = parse_lenient(text);
+    if errors.is_empty() {
+        Ok(tab)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The good lines and every bad one: `chime validate` also checks the
+/// good lines' specs with the core, so one run lists every problem.
+pub fn parse_lenient(text: &str) -> (Crontab, Vec<CrontabError>) {
     let mut out = Crontab::default();
     let mut errors = Vec::new();
     let mut env = BTreeMap::new();
@@ -170,11 +181,7 @@ pub fn parse(text: &str) -> Result<Crontab, Vec<CrontabError>> {
         };
         out.schedules.push((line, def));
     }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    (out, errors)
 }
 
 /// `NAME = value`, the value optionally in matching single or double

@@ -143,51 +143,56 @@ impl std::fmt::Display for Diagnostic {
 impl Plan {
     /// Reads and parses `path` (syntax only; see [`Plan::check`]).
     pub fn load(path: &Path, format: Format) -> Result<Plan, Vec<Diagnostic>> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            vec![Diagnostic::host(
-                "unreadable",
-                None,
-                None,
-                format!("reading: {e}"),
-            )]
-        })?;
+        let text = read(path)?;
         match format {
             Format::Toml => Plan::from_toml(&text),
             Format::Crontab => Plan::from_crontab(&text),
         }
     }
 
-    /// Parses and checks `path`: every problem, or a plan the engine accepts.
+    /// Parses and checks `path`: every problem (syntax and the core's,
+    /// ordered by line), or a plan the engine accepts.
     pub fn load_checked(
         path: &Path,
         format: Format,
         config: &EngineConfig,
         now: Timestamp,
     ) -> Result<Plan, Vec<Diagnostic>> {
-        let plan = Plan::load(path, format)?;
-        let problems = plan.check(config, now);
+        let text = read(path)?;
+        let (plan, mut problems) = match format {
+            Format::Toml => Plan::toml_lenient(&text),
+            Format::Crontab => Plan::crontab_lenient(&text),
+        };
+        let Some(plan) = plan else {
+            return Err(problems);
+        };
+        problems.extend(plan.check(config, now));
         if problems.is_empty() {
             Ok(plan)
         } else {
+            problems.sort_by_key(|d| d.line);
             Err(problems)
         }
     }
 
     /// A crontab's plan: one queue, one worker, a schedule per line.
     pub fn from_crontab(text: &str) -> Result<Plan, Vec<Diagnostic>> {
-        let tab = crontab::parse(text).map_err(|errs| {
-            errs.into_iter()
-                .map(|e| {
-                    Diagnostic::host("invalid_crontab", Some(e.line), Some(&e.field), e.message)
-                })
-                .collect::<Vec<_>>()
-        })?;
+        strict(Plan::crontab_lenient(text))
+    }
+
+    /// The plan of the good lines, and the bad ones.
+    fn crontab_lenient(text: &str) -> (Option<Plan>, Vec<Diagnostic>) {
+        let (tab, errors) = crontab::parse_lenient(text);
+        let problems = errors
+            .into_iter()
+            .map(|e| Diagnostic::host("invalid_crontab", Some(e.line), Some(&e.field), e.message))
+            .collect();
         let (schedule_lines, schedules) = tab
             .schedules
             .into_iter()
             .map(|(line, def)| (Some(line), def))
             .unzip();
-        Ok(Plan {
+        let plan = Plan {
             format: Format::Crontab,
             queues: vec![crontab::queue()],
             schedules,
@@ -198,14 +203,24 @@ impl Plan {
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
             queue_lines: vec![None],
             schedule_lines,
-        })
+        };
+        (Some(plan), problems)
     }
 
     /// A TOML config's plan. Table errors are all reported, each at its
     /// table's header line; other errors (syntax, unknown keys, workers)
     /// stop at the first, as the TOML parser does.
     pub fn from_toml(text: &str) -> Result<Plan, Vec<Diagnostic>> {
-        let tables: Tables = toml::from_str(text).map_err(|e| vec![toml_diagnostic(text, &e)])?;
+        strict(Plan::toml_lenient(text))
+    }
+
+    /// The plan of the tables that parse (without workers if any table is
+    /// bad), and every table that does not; `None` on a syntax error.
+    fn toml_lenient(text: &str) -> (Option<Plan>, Vec<Diagnostic>) {
+        let tables: Tables = match toml::from_str(text) {
+            Ok(t) => t,
+            Err(e) => return (None, vec![toml_diagnostic(text, &e)]),
+        };
         let lines = |kind: &str, v: &[toml::Spanned<toml::Value>]| -> Vec<Option<usize>> {
             v.iter()
                 .map(|s| Some(header_line(text, s.span().start, kind)))
@@ -217,43 +232,62 @@ impl Plan {
             lines("worker", &tables.worker),
         );
         let mut problems = Vec::new();
-        for (kind, values, lines) in [
-            ("queue", &tables.queue, &queue_lines),
-            ("schedule", &tables.schedule, &schedule_lines),
-        ] {
-            for (i, (v, line)) in values.iter().zip(lines).enumerate() {
-                let r = if kind == "queue" {
-                    convert::<QueueConfig>(v.get_ref()).map(drop)
-                } else {
-                    convert::<ScheduleDef>(v.get_ref()).map(drop)
-                };
-                if let Err(message) = r {
-                    problems.push(Diagnostic {
-                        item: Some(format!("[[{kind}]] #{}", i + 1)),
-                        ..Diagnostic::host("invalid_config", *line, None, message)
-                    });
+        let mut table_error = |kind: &str, i: usize, line: Option<usize>, message: String| {
+            problems.push(Diagnostic {
+                item: Some(format!("[[{kind}]] #{}", i + 1)),
+                ..Diagnostic::host("invalid_config", line, None, message)
+            });
+        };
+        let mut good = FileConfig {
+            queues: Vec::new(),
+            schedules: Vec::new(),
+            workers: Vec::new(),
+        };
+        let (mut good_queue_lines, mut good_schedule_lines) = (Vec::new(), Vec::new());
+        for (i, (v, line)) in tables.queue.iter().zip(&queue_lines).enumerate() {
+            match convert::<QueueConfig>(v.get_ref()) {
+                Ok(q) => {
+                    good.queues.push(q);
+                    good_queue_lines.push(*line);
                 }
+                Err(m) => table_error("queue", i, *line, m),
+            }
+        }
+        for (i, (v, line)) in tables.schedule.iter().zip(&schedule_lines).enumerate() {
+            match convert::<ScheduleDef>(v.get_ref()) {
+                Ok(s) => {
+                    good.schedules.push(s);
+                    good_schedule_lines.push(*line);
+                }
+                Err(m) => table_error("schedule", i, *line, m),
             }
         }
         if !problems.is_empty() {
-            return Err(problems);
+            let plan = Plan::from_file(good, good_queue_lines, good_schedule_lines);
+            return (Some(plan), problems);
         }
-        let file = FileConfig::parse(text).map_err(|e| {
-            vec![match e {
-                ConfigError::Toml(e) => toml_diagnostic(text, &e),
-                ConfigError::UnknownQueue { index, .. } => Diagnostic {
-                    item: Some(format!("[[worker]] #{index}")),
-                    ..Diagnostic::host(
-                        "invalid_config",
-                        worker_lines.get(index - 1).copied().flatten(),
-                        Some("queue"),
-                        e.to_string(),
-                    )
-                },
-                other => Diagnostic::host("invalid_config", None, None, other.to_string()),
-            }]
-        })?;
-        Ok(Plan::from_file(file, queue_lines, schedule_lines))
+        match FileConfig::parse(text) {
+            Ok(file) => (
+                Some(Plan::from_file(file, queue_lines, schedule_lines)),
+                problems,
+            ),
+            Err(e) => {
+                let d = match e {
+                    ConfigError::Toml(e) => toml_diagnostic(text, &e),
+                    ConfigError::UnknownQueue { index, .. } => Diagnostic {
+                        item: Some(format!("[[worker]] #{index}")),
+                        ..Diagnostic::host(
+                            "invalid_config",
+                            worker_lines.get(index - 1).copied().flatten(),
+                            Some("queue"),
+                            e.to_string(),
+                        )
+                    },
+                    other => Diagnostic::host("invalid_config", None, None, other.to_string()),
+                };
+                (None, vec![d])
+            }
+        }
     }
 
     /// A plan from an already parsed [`FileConfig`] (lines unknown unless given).
@@ -334,6 +368,25 @@ impl Plan {
                 .collect(),
             ..Setup::default()
         }
+    }
+}
+
+fn read(path: &Path) -> Result<String, Vec<Diagnostic>> {
+    std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::host(
+            "unreadable",
+            None,
+            None,
+            format!("reading: {e}"),
+        )]
+    })
+}
+
+/// A lenient parse's plan only if it found no problem.
+fn strict((plan, problems): (Option<Plan>, Vec<Diagnostic>)) -> Result<Plan, Vec<Diagnostic>> {
+    match plan {
+        Some(p) if problems.is_empty() => Ok(p),
+        _ => Err(problems),
     }
 }
 

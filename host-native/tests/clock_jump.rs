@@ -119,7 +119,12 @@ async fn a_backward_jump_repeats_no_fire_and_is_reported() {
     clock.jump(-15_000);
     tokio::time::sleep(Duration::from_millis(2_000)).await;
     // An input at the earlier time is clamped to the engine clock.
-    running.handle().call(Input::Advance).await.unwrap().unwrap();
+    running
+        .handle()
+        .call(Input::Advance)
+        .await
+        .unwrap()
+        .unwrap();
     // Until the wall clock passes 30 s again nothing fires; then 30, 40.
     tokio::time::sleep(Duration::from_millis(33_000)).await;
     let engine = running.shutdown().await.unwrap();

@@ -114,8 +114,7 @@ async fn a_valid_reload_changes_what_fires_and_an_invalid_one_changes_nothing() 
     bad_setup.queues.push(QueueConfig::new("no spaces allowed"));
     match running.reload(bad_setup).await {
         Err(ReloadError::Invalid(r)) => {
-            let got: Vec<(Subject, &str)> =
-                r.iter().map(|r| (r.subject, r.error.code())).collect();
+            let got: Vec<(Subject, &str)> = r.iter().map(|r| (r.subject, r.error.code())).collect();
             assert_eq!(
                 got,
                 vec![
