@@ -69,7 +69,7 @@ pub struct CronJob {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Standard input: the text after the first unescaped `%`, each further
-    /// `%` a newline (Vixie). `None`: stdin is empty.
+    /// `%` a newline, ending with a newline (Vixie). `None`: stdin is empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
 }
@@ -293,8 +293,8 @@ fn looks_like_field(word: &str) -> bool {
 }
 
 /// Vixie `%`: the first unescaped `%` ends the command; the text after it
-/// is stdin, with every further unescaped `%` a newline. `\%` is a literal
-/// `%` (the backslash is removed).
+/// is stdin, with every further unescaped `%` a newline, and a newline at
+/// the end. `\%` is a literal `%` (the backslash is removed).
 fn split_percent(text: &str) -> (String, Option<String>) {
     let mut command = String::new();
     let mut stdin: Option<String> = None;
@@ -312,6 +312,10 @@ fn split_percent(text: &str) -> (String, Option<String>) {
             },
             c => out.push(c),
         }
+    }
+    // Vixie ends the input with a newline if it lacks one.
+    if let Some(s) = stdin.as_mut().filter(|s| !s.ends_with('\n')) {
+        s.push('\n');
     }
     (command, stdin)
 }
@@ -470,7 +474,7 @@ CRON_TZ=Europe/Paris
         assert!(!j.env.contains_key("CRON_TZ"));
         let cat = job(&tab.schedules[2].1);
         assert_eq!(cat.command, "cat > /tmp/x");
-        assert_eq!(cat.stdin.as_deref(), Some("line one\nline two%"));
+        assert_eq!(cat.stdin.as_deref(), Some("line one\nline two%\n"));
         assert_eq!(job(&tab.schedules[1].1).command, "echo weekday");
         assert_eq!(tab.reboot.len(), 1);
         assert_eq!(tab.reboot[0].0, 9);
