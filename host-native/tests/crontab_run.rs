@@ -32,6 +32,18 @@ fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Kills the daemon if the test fails before stopping it.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 fn signal(child: &Child, sig: &str) {
     let ok = Command::new("kill")
         .args([sig, &child.id().to_string()])
@@ -63,16 +75,18 @@ fn run_reload_inspect_replay() {
         ),
     )
     .unwrap();
-    let mut daemon = chime()
-        .args(["run", "--crontab"])
-        .arg(&tab)
-        .arg("--data")
-        .arg(&data)
-        .env("CHIME_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = Daemon(
+        chime()
+            .args(["run", "--crontab"])
+            .arg(&tab)
+            .arg("--data")
+            .arg(&data)
+            .env("CHIME_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
 
     wait_for("two runs of each line", &log, || {
         count(&out, "a hello there") >= 2 && count(&out, "in-2") >= 2
@@ -108,7 +122,7 @@ fn run_reload_inspect_replay() {
         ),
     )
     .unwrap();
-    signal(&daemon, "-HUP");
+    signal(&daemon.0, "-HUP");
     wait_for("line b", &log, || count(&out, "b") >= 1);
     assert!(
         read(&log).contains("reload: schedule removed"),
@@ -122,7 +136,7 @@ fn run_reload_inspect_replay() {
 
     // A broken file is refused; the lines in force keep firing.
     std::fs::write(&tab, "* * * * * * echo b >> /dev/null\n61 * * * * echo c\n").unwrap();
-    signal(&daemon, "-HUP");
+    signal(&daemon.0, "-HUP");
     wait_for("the refusal", &log, || {
         read(&log).contains("reload refused")
     });
@@ -136,8 +150,8 @@ fn run_reload_inspect_replay() {
         read(&log)
     );
 
-    signal(&daemon, "-TERM");
-    let status = daemon.wait().unwrap();
+    signal(&daemon.0, "-TERM");
+    let status = daemon.0.wait().unwrap();
     assert!(status.success(), "{}", read(&log));
     assert_eq!(count(&out, "boot"), 1);
 
