@@ -2,7 +2,7 @@
 //! `chime replay`): the store's snapshot and journal, never written to.
 
 use crate::store::{Recovered, RedbStore, Store, StoreError};
-use chime_core::{Engine, EngineConfig, Snapshot};
+use chime_core::{Engine, EngineConfig, Snapshot, journal};
 use std::path::{Path, PathBuf};
 
 /// Why a data directory could not be read.
@@ -20,6 +20,9 @@ pub enum DataDirError {
     /// The store failed.
     #[error(transparent)]
     Store(StoreError),
+    /// The snapshot does not restore, or the journal does not replay.
+    #[error("{0}: recovery failed: {1}")]
+    Recovery(PathBuf, chime_core::Error),
 }
 
 /// The snapshot to replay from (a fresh engine's when the store has none
@@ -38,4 +41,13 @@ pub fn read(dir: &Path) -> Result<(Snapshot, Recovered), DataDirError> {
         None => Engine::new(EngineConfig::default()).snapshot(),
     };
     Ok((base, rec))
+}
+
+/// The engine as the daemon would recover it (snapshot + journal replay),
+/// as of its last recorded input: nothing is advanced to the present.
+pub fn recover(dir: &Path) -> Result<Engine, DataDirError> {
+    let (base, rec) = read(dir)?;
+    journal::replay(base, &rec.entries)
+        .map(|r| r.engine)
+        .map_err(|e| DataDirError::Recovery(dir.to_path_buf(), e))
 }

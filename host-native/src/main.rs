@@ -196,10 +196,7 @@ fn replay(path: &Path, record: Option<&Path>) -> anyhow::Result<()> {
 }
 
 fn inspect(data: &Path, json: bool, dead: usize) -> anyhow::Result<()> {
-    let (base, rec) = datadir::read(data)?;
-    let replayed = chime_core::journal::replay(base, &rec.entries)
-        .map_err(|e| anyhow::anyhow!("{}: recovery failed: {e}", data.display()))?;
-    let view = Inspection::of(&replayed.engine, dead);
+    let view = Inspection::of(&datadir::recover(data)?, dead);
     if json {
         println!("{}", serde_json::to_string_pretty(&view)?);
     } else {

@@ -127,7 +127,11 @@ impl std::fmt::Display for Summary {
             self.final_clock,
             self.schedules,
             self.live_jobs
-        )
+        )?;
+        if self.entries == 0 {
+            f.write_str(" (nothing to replay: the journal is empty since the last snapshot)")?;
+        }
+        Ok(())
     }
 }
 
