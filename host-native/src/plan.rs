@@ -503,6 +503,18 @@ colour = \"red\"
     }
 
     #[test]
+    fn a_worker_for_an_undeclared_queue_points_at_its_table() {
+        let text = "[[queue]]\nname = \"q\"\n\n[[worker]]\nqueue = \"q\"\ncommand = [\"true\"]\n\n\
+                    [[worker]]\nqueue = \"nope\"\ncommand = [\"true\"]\n";
+        let d = Plan::from_toml(text).unwrap_err();
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].render("c.toml"),
+            "c.toml:8: [[worker]] #2, field queue: worker #2: queue \"nope\" has no [[queue]] table"
+        );
+    }
+
+    #[test]
     fn toml_syntax_errors_have_a_line() {
         let d = Plan::from_toml("[[queue]]\nname = \"q\"\n\nname = = 3\n").unwrap_err();
         assert_eq!(d.len(), 1);

@@ -146,8 +146,17 @@ async fn a_valid_reload_changes_what_fires_and_an_invalid_one_changes_nothing() 
         .await
         .unwrap();
     assert_eq!(report.removed, vec!["b".to_owned(), "c".to_owned()]);
-    let again = running.reload(setup(third, handler)).await.unwrap();
+    let again = running
+        .reload(setup(third.clone(), handler.clone()))
+        .await
+        .unwrap();
     assert!(again.is_empty(), "{again:?}");
+    // A changed pool is reported, not applied (the running pool goes on).
+    let mut bigger = setup(third, handler);
+    bigger.pools[0].0.concurrency = 4;
+    let report = running.reload(bigger).await.unwrap();
+    assert_eq!(report.pools_not_applied, vec!["q".to_owned()]);
+    assert!(report.added.is_empty() && report.changed.is_empty() && report.removed.is_empty());
     tokio::time::sleep(Duration::from_millis(20_000)).await;
     assert_eq!(
         fired(&log, 65, 85),
