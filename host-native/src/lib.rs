@@ -9,8 +9,15 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod config;
+pub mod crontab;
+pub mod datadir;
 pub mod driver;
+pub mod inspect;
+pub mod plan;
+pub mod reload;
+pub mod replay;
 pub mod store;
 pub mod worker;
 
@@ -61,6 +68,8 @@ pub struct Running {
     stop: watch::Sender<bool>,
     pools: Vec<JoinHandle<()>>,
     driver: JoinHandle<Result<Engine, DriverError>>,
+    /// The base of the next [`Running::reload`].
+    applied: reload::Applied,
 }
 
 impl Running {
@@ -101,6 +110,7 @@ pub async fn start(
     store: Box<dyn Store>,
     clock: Arc<dyn Clock>,
 ) -> Result<Running, RunError> {
+    let applied = reload::Applied::new(&setup, clock.clone());
     let mut driver = Driver::recover(store, clock, setup.driver)?;
     let stale: Vec<String> = driver
         .engine()
@@ -168,5 +178,6 @@ pub async fn start(
         stop,
         pools,
         driver,
+        applied,
     })
 }

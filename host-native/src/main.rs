@@ -1,14 +1,18 @@
 //! The `chime` daemon and tools.
 
-use anyhow::{Context, bail};
-use chime_core::{DstNote, Spec, SpecOptions};
-use chime_native::config::FileConfig;
-use chime_native::driver::SystemClock;
+use anyhow::bail;
+use chime_core::{
+    DstNote, DstPolicy, EngineConfig, EnqueueRequest, FoldPolicy, GapPolicy, Input, Spec,
+    SpecOptions, Timestamp,
+};
+use chime_native::driver::{Clock, SystemClock};
+use chime_native::inspect::{DEAD_LIMIT, Inspection};
+use chime_native::plan::{Diagnostic, Format, Plan};
+use chime_native::replay::Trace;
 use chime_native::store::RedbStore;
-use chime_native::worker::command_handler;
-use chime_native::{Setup, start};
+use chime_native::{Running, crontab, datadir, start};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// chime: schedules and job queues that never double-fire.
@@ -21,11 +25,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run the daemon: queues, schedules and command workers from a TOML file.
+    /// Run the daemon: queues, schedules and command workers from a TOML
+    /// file, or the lines of a crontab. SIGHUP reloads the file.
+    #[command(group(clap::ArgGroup::new("source").required(true).args(["config", "crontab"])))]
     Run {
         /// Config file (`[[queue]]`, `[[schedule]]`, `[[worker]]`).
         #[arg(long)]
-        config: PathBuf,
+        config: Option<PathBuf>,
+        /// A Vixie crontab: each line's command runs with `sh -c` (see docs/crontab.md).
+        #[arg(long)]
+        crontab: Option<PathBuf>,
         /// Data directory (created if missing; one daemon at a time).
         #[arg(long, default_value = ".chime-data")]
         data: PathBuf,
@@ -43,6 +52,46 @@ enum Cmd {
         /// How many fires.
         #[arg(short, default_value_t = 10)]
         n: usize,
+        /// DST policy: `auto`, or `gap=shift|skip` and/or `fold=first|last|both`
+        /// (comma-separated, e.g. `gap=skip,fold=both`).
+        #[arg(long, default_value = "auto")]
+        dst: String,
+        /// Start after this instant (RFC 3339, or a civil date-time read in
+        /// `--tz`) instead of now.
+        #[arg(long)]
+        from: Option<String>,
+    },
+    /// Check a config file (`*.toml`) or a crontab (anything else): every
+    /// error with its line and field; exits non-zero if there is any.
+    Validate {
+        /// The file.
+        file: PathBuf,
+        /// Read it as a crontab whatever its name.
+        #[arg(long)]
+        crontab: bool,
+    },
+    /// Check that a journal reproduces its recorded outputs: a trace file
+    /// (JSON Lines, as in tests/golden) or a data directory (replayed twice:
+    /// commands and final state must be identical).
+    Replay {
+        /// Trace file or data directory.
+        path: PathBuf,
+        /// Also write the replay as a trace with every output recorded.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// Show schedules, queue depths and dead letters of a data directory
+    /// that no daemon holds.
+    Inspect {
+        /// Data directory.
+        #[arg(long, default_value = ".chime-data")]
+        data: PathBuf,
+        /// JSON instead of text (the same struct the HTTP API serves).
+        #[arg(long)]
+        json: bool,
+        /// Dead letters listed per queue.
+        #[arg(long, default_value_t = DEAD_LIMIT)]
+        dead: usize,
     },
 }
 
@@ -69,67 +118,209 @@ fn real_main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Cmd::Run {
             config,
+            crontab,
             data,
             snapshot_every,
-        } => run(config, data, snapshot_every),
-        Cmd::Preview { spec, tz, n } => preview(&spec, tz, n),
+        } => {
+            let (path, format) = match (config, crontab) {
+                (Some(c), _) => (c, Format::Toml),
+                (None, Some(c)) => (c, Format::Crontab),
+                (None, None) => bail!("--config or --crontab is required"),
+            };
+            run(&path, format, data, snapshot_every)
+        }
+        Cmd::Preview {
+            spec,
+            tz,
+            n,
+            dst,
+            from,
+        } => preview(&spec, tz, n, &dst, from.as_deref()),
+        Cmd::Validate { file, crontab } => validate(&file, Format::of(&file, crontab)),
+        Cmd::Replay { path, record } => replay(&path, record.as_deref()),
+        Cmd::Inspect { data, json, dead } => inspect(&data, json, dead),
     }
 }
 
-fn run(config: PathBuf, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()> {
-    let file = FileConfig::load(&config).with_context(|| format!("config {}", config.display()))?;
-    let store = RedbStore::open(&data)?;
-    let pools = file
-        .workers
-        .iter()
-        .map(|w| (file.pool_config(w), command_handler(w.command.clone())))
-        .collect();
-    let mut setup = Setup {
-        queues: file.queues.clone(),
-        schedules: file.schedules.clone(),
-        pools,
-        ..Setup::default()
+/// One line for `anyhow`: `config PATH: line 3: …; line 9: …`.
+fn config_error(path: &Path, diags: &[Diagnostic]) -> anyhow::Error {
+    let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    anyhow::anyhow!("config {}: {}", path.display(), all.join("; "))
+}
+
+fn validate(path: &Path, format: Format) -> anyhow::Result<()> {
+    let now = SystemClock.now();
+    match Plan::load_checked(path, format, &EngineConfig::default(), now) {
+        Ok(plan) => {
+            println!(
+                "{}: ok ({} queues, {} schedules, {} worker pools{})",
+                path.display(),
+                plan.queues.len(),
+                plan.schedules.len(),
+                plan.workers.len(),
+                if plan.reboot.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} @reboot jobs", plan.reboot.len())
+                }
+            );
+            Ok(())
+        }
+        Err(diags) => {
+            for d in &diags {
+                println!("{}", d.render(&path.display().to_string()));
+            }
+            bail!("{}: {} problem(s)", path.display(), diags.len())
+        }
+    }
+}
+
+fn replay(path: &Path, record: Option<&Path>) -> anyhow::Result<()> {
+    let trace = if path.is_dir() {
+        let (base, rec) = datadir::read(path)?;
+        Trace::new(base, rec.entries)
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        Trace::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
     };
+    let summary = trace
+        .verify()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if let Some(out) = record {
+        std::fs::write(out, trace.record()?)
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    }
+    println!("{summary}");
+    Ok(())
+}
+
+fn inspect(data: &Path, json: bool, dead: usize) -> anyhow::Result<()> {
+    let view = Inspection::of(&datadir::recover(data)?, dead);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&view)?);
+    } else {
+        print!("{}", view.to_text());
+    }
+    Ok(())
+}
+
+fn run(path: &Path, format: Format, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()> {
+    let engine = EngineConfig::default();
+    let plan = Plan::load_checked(path, format, &engine, SystemClock.now())
+        .map_err(|d| config_error(path, &d))?;
+    let store = RedbStore::open(&data)?;
+    let mut setup = plan.setup();
+    setup.driver.engine = engine;
     setup.driver.snapshot_every = snapshot_every;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
-        tracing::info!(data = %data.display(), "chime running; Ctrl-C or SIGTERM stops");
-        tokio::select! {
-            r = shutdown_signal() => {
-                r?;
-                tracing::info!("stopping");
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        let mut running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
+        enqueue_reboot(&running, &plan).await?;
+        tracing::info!(
+            data = %data.display(),
+            schedules = plan.schedules.len(),
+            "chime running; Ctrl-C or SIGTERM stops, SIGHUP reloads"
+        );
+        let handle = running.handle().clone();
+        let mut current = plan;
+        loop {
+            tokio::select! {
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+                _ = hup.recv() => current = reload(&mut running, current, path, format).await,
+                // A store failure stops the driver: surface its error below.
+                () = handle.closed() => {
+                    tracing::error!("driver stopped unexpectedly");
+                    break;
+                }
             }
-            // A store failure stops the driver: surface its error below.
-            () = running.handle().closed() => tracing::error!("driver stopped unexpectedly"),
         }
+        tracing::info!("stopping");
         let engine = running.shutdown().await?;
         tracing::info!(clock = %engine.clock(), "stopped");
         Ok(())
     })
 }
 
-async fn shutdown_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// Enqueues a crontab's `@reboot` lines: once per daemon start.
+async fn enqueue_reboot(running: &Running, plan: &Plan) -> anyhow::Result<()> {
+    for r in &plan.reboot {
+        let mut req = EnqueueRequest::new(crontab::QUEUE, r.payload.clone());
+        req.headers.insert("cronLine".into(), r.name.clone());
+        match running.handle().call(Input::Enqueue(req)).await? {
+            Ok(_) => tracing::info!(line = %r.name, "@reboot job enqueued"),
+            Err(e) => bail!("@reboot {}: {e}", r.name),
+        }
     }
     Ok(())
 }
 
-fn preview(spec: &str, tz: Option<String>, n: usize) -> anyhow::Result<()> {
+/// SIGHUP: re-reads the file; an invalid one is logged and ignored (the
+/// running config stays), a valid one is applied as a diff. Returns the
+/// plan now in force.
+async fn reload(running: &mut Running, current: Plan, path: &Path, format: Format) -> Plan {
+    tracing::info!(file = %path.display(), "SIGHUP: reloading");
+    let plan = match Plan::load_checked(path, format, &EngineConfig::default(), SystemClock.now()) {
+        Ok(p) => p,
+        Err(diags) => {
+            for d in &diags {
+                tracing::error!("{}", d.render(&path.display().to_string()));
+            }
+            tracing::error!(
+                problems = diags.len(),
+                "reload refused: the file is invalid; keeping the running config"
+            );
+            return current;
+        }
+    };
+    let kinds = |p: &Plan| {
+        p.workers
+            .iter()
+            .map(|w| (w.pool.queue.clone(), w.kind.clone()))
+            .collect::<Vec<_>>()
+    };
+    if kinds(&plan) != kinds(&current) {
+        tracing::warn!("worker commands changed; restart chime to apply them");
+    }
+    if plan.reboot != current.reboot {
+        tracing::info!("@reboot lines changed; they run at the next start");
+    }
+    match running.reload(plan.setup()).await {
+        Ok(report) if report.is_empty() => tracing::info!("reload: nothing changed"),
+        Ok(_) => {}
+        Err(e) => {
+            tracing::error!(error = %e, "reload failed");
+            return current;
+        }
+    }
+    plan
+}
+
+fn preview(
+    spec: &str,
+    tz: Option<String>,
+    n: usize,
+    dst: &str,
+    from: Option<&str>,
+) -> anyhow::Result<()> {
     let opts = SpecOptions {
         tz,
+        dst: parse_dst(dst)?,
         ..SpecOptions::default()
     };
     let spec = Spec::parse(spec, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let now = chime_native::driver::Clock::now(&SystemClock);
-    let fires = spec.preview(now, n);
+    let start = match from {
+        Some(t) => parse_instant(t, &opts)?,
+        None => SystemClock.now(),
+    };
+    let fires = spec.preview(start, n);
     if fires.is_empty() {
-        bail!("no fire after now");
+        bail!("no fire after {start}");
     }
     for o in fires {
         let off = o.offset_seconds;
@@ -149,4 +340,35 @@ fn preview(spec: &str, tz: Option<String>, n: usize) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `auto`, or `gap=…`/`fold=…` pairs separated by commas.
+fn parse_dst(text: &str) -> anyhow::Result<DstPolicy> {
+    let mut p = DstPolicy::default();
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(p);
+    }
+    for part in text.split(',') {
+        match part.trim().to_ascii_lowercase().as_str() {
+            "gap=shift" => p.gap = Some(GapPolicy::Shift),
+            "gap=skip" => p.gap = Some(GapPolicy::Skip),
+            "fold=first" => p.fold = Some(FoldPolicy::First),
+            "fold=last" => p.fold = Some(FoldPolicy::Last),
+            "fold=both" => p.fold = Some(FoldPolicy::Both),
+            "gap=auto" | "fold=auto" => {}
+            other => bail!(
+                "--dst: unknown {other:?} (expected auto, gap=shift|skip, fold=first|last|both)"
+            ),
+        }
+    }
+    Ok(p)
+}
+
+/// An RFC 3339 instant, or a civil date-time in `opts.tz`, read by the
+/// core's own `@at` grammar (so `--from` accepts what a one-shot spec does).
+fn parse_instant(text: &str, opts: &SpecOptions) -> anyhow::Result<Timestamp> {
+    let at = Spec::parse(&format!("@at {text}"), opts)
+        .map_err(|e| anyhow::anyhow!("--from {text:?}: {e}"))?;
+    at.first_at_or_after(Timestamp::MIN)
+        .ok_or_else(|| anyhow::anyhow!("--from {text:?}: not an instant"))
 }

@@ -72,3 +72,63 @@ fn a_worker_for_an_undeclared_queue_is_rejected() {
         "worker #1: queue \"nope\" has no [[queue]] table"
     );
 }
+
+#[test]
+fn preview_takes_a_dst_policy_and_a_start() {
+    // 2026-03-08 is the spring-forward day in New York: 02:30 does not exist.
+    let base = [
+        "preview",
+        "30 2 * * *",
+        "--tz",
+        "America/New_York",
+        "--from",
+        "2026-03-07T12:00:00Z",
+        "-n",
+        "2",
+    ];
+    let (ok, out, _) = chime(&base);
+    assert!(ok);
+    let first: Vec<&str> = out.lines().map(|l| l.split("  ").next().unwrap()).collect();
+    assert_eq!(
+        first,
+        vec!["2026-03-08T07:00:00.000Z", "2026-03-09T06:30:00.000Z"]
+    );
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with("(shifted from DST gap)")
+    );
+
+    let (ok, out, _) = chime(&[&base[..], &["--dst", "gap=skip"]].concat());
+    assert!(ok);
+    let first: Vec<&str> = out.lines().map(|l| l.split("  ").next().unwrap()).collect();
+    assert_eq!(
+        first,
+        vec!["2026-03-09T06:30:00.000Z", "2026-03-10T06:30:00.000Z"]
+    );
+
+    // A civil --from is read in --tz, like a civil `@at`.
+    let (ok, out, _) = chime(&[
+        "preview",
+        "@hourly",
+        "--tz",
+        "Europe/Paris",
+        "--from",
+        "2026-01-01T10:00",
+        "-n",
+        "1",
+    ]);
+    assert!(ok);
+    assert!(
+        out.starts_with("2026-01-01T10:00:00.000Z  2026-01-01T11:00:00 +01:00"),
+        "{out}"
+    );
+
+    let (ok, _, err) = chime(&["preview", "@hourly", "--dst", "fold=sometimes"]);
+    assert!(!ok);
+    assert!(err.contains("--dst: unknown \"fold=sometimes\""), "{err}");
+    let (ok, _, err) = chime(&["preview", "@hourly", "--from", "yesterday"]);
+    assert!(!ok);
+    assert!(err.starts_with("error: --from \"yesterday\": "), "{err}");
+}
