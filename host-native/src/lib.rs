@@ -11,7 +11,11 @@
 
 pub mod config;
 pub mod driver;
+pub mod http;
+pub mod http_worker;
+pub mod metrics;
 pub mod store;
+pub mod vitals;
 pub mod worker;
 
 use chime_core::{Engine, Input, QueueConfig, Reply, ScheduleDef};
@@ -158,7 +162,7 @@ pub async fn start(
                 handle.clone(),
                 wake,
                 cfg,
-                handler,
+                worker::timed(handle.clone(), handler),
                 stop_rx.clone(),
             ))
         })

@@ -2,10 +2,12 @@
 
 use anyhow::{Context, bail};
 use chime_core::{DstNote, Spec, SpecOptions};
-use chime_native::config::FileConfig;
+use chime_native::config::{FileConfig, WorkerConfig};
 use chime_native::driver::SystemClock;
+use chime_native::http::{HttpOptions, HttpServer};
+use chime_native::http_worker::{DEFAULT_TIMEOUT, http_handler};
 use chime_native::store::RedbStore;
-use chime_native::worker::command_handler;
+use chime_native::worker::{Handler, command_handler};
 use chime_native::{Setup, start};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -17,6 +19,15 @@ use std::sync::Arc;
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+    /// Log lines for people (`human`) or one JSON object per line (`json`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Human,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -32,6 +43,10 @@ enum Cmd {
         /// Snapshot (and truncate the journal) every this many entries.
         #[arg(long, default_value_t = 10_000)]
         snapshot_every: u64,
+        /// HTTP listener (/healthz, /metrics, /v1): host:port or `off`
+        /// [default: `[http] address` of the config, else 127.0.0.1:9464].
+        #[arg(long)]
+        http: Option<String>,
     },
     /// Print the next fires of a spec with civil time, offset and DST notes.
     Preview {
@@ -58,32 +73,47 @@ fn main() -> std::process::ExitCode {
 }
 
 fn real_main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+    let cli = Cli::parse();
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CHIME_LOG")
                 .unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    match Cli::parse().command {
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Human => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().with_ansi(false).init(),
+    }
+    match cli.command {
         Cmd::Run {
             config,
             data,
             snapshot_every,
-        } => run(config, data, snapshot_every),
+            http,
+        } => run(config, data, snapshot_every, http),
         Cmd::Preview { spec, tz, n } => preview(&spec, tz, n),
     }
 }
 
-fn run(config: PathBuf, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()> {
+fn run(
+    config: PathBuf,
+    data: PathBuf,
+    snapshot_every: u64,
+    http: Option<String>,
+) -> anyhow::Result<()> {
     let file = FileConfig::load(&config).with_context(|| format!("config {}", config.display()))?;
+    let http = http
+        .or_else(|| file.http.address.clone())
+        .unwrap_or_else(|| chime_native::http::DEFAULT_ADDRESS.to_owned());
+    let http = chime_native::http::parse_address(&http)?;
     let store = RedbStore::open(&data)?;
     let pools = file
         .workers
         .iter()
-        .map(|w| (file.pool_config(w), command_handler(w.command.clone())))
-        .collect();
+        .map(|w| Ok((file.pool_config(w), worker_handler(w)?)))
+        .collect::<anyhow::Result<_>>()?;
     let mut setup = Setup {
         queues: file.queues.clone(),
         schedules: file.schedules.clone(),
@@ -94,6 +124,12 @@ fn run(config: PathBuf, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
+        let server = match http {
+            Some(address) => Some(
+                HttpServer::bind(address, running.handle().clone(), HttpOptions::default()).await?,
+            ),
+            None => None,
+        };
         tracing::info!(data = %data.display(), "chime running; Ctrl-C or SIGTERM stops");
         tokio::select! {
             r = shutdown_signal() => {
@@ -103,9 +139,25 @@ fn run(config: PathBuf, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()
             // A store failure stops the driver: surface its error below.
             () = running.handle().closed() => tracing::error!("driver stopped unexpectedly"),
         }
-        let engine = running.shutdown().await?;
+        let engine = running.shutdown().await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        let engine = engine?;
         tracing::info!(clock = %engine.clock(), "stopped");
         Ok(())
+    })
+}
+
+/// The handler of a `[[worker]]`: its command, or a POST to its url.
+fn worker_handler(w: &WorkerConfig) -> anyhow::Result<Handler> {
+    Ok(match &w.url {
+        Some(url) => http_handler(
+            url,
+            w.timeout_ms
+                .map_or(DEFAULT_TIMEOUT, std::time::Duration::from_millis),
+        )?,
+        None => command_handler(w.command.clone()),
     })
 }
 
