@@ -20,7 +20,8 @@ pub struct Vitals {
 /// A copy of [`Vitals`] at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VitalSigns {
-    /// Loop turns the driver completed.
+    /// Loop turns the driver began (counted before the turn's commit, so
+    /// a turn stuck in its commit shows here while probes go unanswered).
     pub turns: u64,
     /// Journal commits that succeeded.
     pub commits: u64,

@@ -68,7 +68,10 @@ async fn the_api_reports_the_engine_state() {
         .iter()
         .map(|o| o["at"].as_i64().unwrap())
         .collect();
-    assert_eq!(fires, (0..5).map(|k| next + k * HOUR_MS).collect::<Vec<_>>());
+    assert_eq!(
+        fires,
+        (0..5).map(|k| next + k * HOUR_MS).collect::<Vec<_>>()
+    );
     assert_eq!(one["nextFires"][0]["offsetSeconds"], 0);
 
     // maxFires = 3 caps the list; civil times are Paris wall time.

@@ -67,8 +67,11 @@ impl Instance {
 
     /// Enqueues `payload` (JSON text) to `queue`.
     pub async fn enqueue(&self, queue: &str, payload: &str) -> JobId {
-        self.enqueue_req(EnqueueRequest::new(queue, Payload::from_json(payload).unwrap()))
-            .await
+        self.enqueue_req(EnqueueRequest::new(
+            queue,
+            Payload::from_json(payload).unwrap(),
+        ))
+        .await
     }
 
     /// Enqueues `req`.
