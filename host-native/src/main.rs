@@ -104,9 +104,11 @@ fn run(
     http: Option<String>,
 ) -> anyhow::Result<()> {
     let file = FileConfig::load(&config).with_context(|| format!("config {}", config.display()))?;
-    let http = http
-        .or_else(|| file.http.address.clone())
-        .unwrap_or_else(|| chime_native::http::DEFAULT_ADDRESS.to_owned());
+    // A chosen address must bind; the default one may be taken (another
+    // daemon on this host), which must not keep this one from running.
+    let chosen = http.or_else(|| file.http.address.clone());
+    let explicit = chosen.is_some();
+    let http = chosen.unwrap_or_else(|| chime_native::http::DEFAULT_ADDRESS.to_owned());
     let http = chime_native::http::parse_address(&http)?;
     let store = RedbStore::open(&data)?;
     let pools = file
@@ -125,10 +127,8 @@ fn run(
     rt.block_on(async {
         let running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
         let server = match http {
-            Some(address) => Some(
-                HttpServer::bind(address, running.handle().clone(), HttpOptions::default()).await?,
-            ),
             None => None,
+            Some(address) => listen(address, explicit, running.handle()).await?,
         };
         tracing::info!(data = %data.display(), "chime running; Ctrl-C or SIGTERM stops");
         tokio::select! {
@@ -147,6 +147,24 @@ fn run(
         tracing::info!(clock = %engine.clock(), "stopped");
         Ok(())
     })
+}
+
+/// Binds the HTTP listener; a failure to bind the default address is a
+/// warning, not an error.
+async fn listen(
+    address: std::net::SocketAddr,
+    explicit: bool,
+    handle: &chime_native::driver::Handle,
+) -> anyhow::Result<Option<HttpServer>> {
+    match HttpServer::bind(address, handle.clone(), HttpOptions::default()).await {
+        Ok(server) => Ok(Some(server)),
+        Err(e) if !explicit => {
+            let e = anyhow::Error::from(e);
+            tracing::warn!("{e:#}; no HTTP listener (choose one with --http)");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The handler of a `[[worker]]`: its command, or a POST to its url.

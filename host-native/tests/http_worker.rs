@@ -205,3 +205,22 @@ fn only_http_urls_are_accepted() {
         );
     }
 }
+
+#[test]
+fn a_worker_has_exactly_one_of_command_and_url() {
+    use chime_native::config::FileConfig;
+    let queue = "[[queue]]\nname = \"q\"\n[[worker]]\nqueue = \"q\"\n";
+    let cfg = FileConfig::parse(&format!("{queue}url = \"http://127.0.0.1:8080/jobs\"\n")).unwrap();
+    assert_eq!(
+        cfg.workers[0].url.as_deref(),
+        Some("http://127.0.0.1:8080/jobs")
+    );
+    assert!(cfg.workers[0].command.is_empty());
+    for bad in ["", "url = \"http://x/\"\ncommand = [\"true\"]\n"] {
+        let err = FileConfig::parse(&format!("{queue}{bad}")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "worker #1: needs exactly one of `command` and `url`"
+        );
+    }
+}
