@@ -272,16 +272,17 @@ impl Driver {
     /// Runs until [`Handle::stop`] (or every handle is dropped), then
     /// writes a final snapshot. Returns the engine for inspection. How it
     /// ended is left in [`Handle::vitals`] for health probes.
-    pub async fn run(self) -> Result<Engine, DriverError> {
-        let shared = self.shared.clone();
+    pub async fn run(mut self) -> Result<Engine, DriverError> {
         let r = self.run_loop().await;
-        shared
+        // Before the inbox closes (when `self` drops): whoever sees the
+        // driver gone also sees why.
+        self.shared
             .vitals
             .stopped(r.as_ref().err().map(ToString::to_string));
-        r
+        r.map(|()| self.engine)
     }
 
-    async fn run_loop(mut self) -> Result<Engine, DriverError> {
+    async fn run_loop(&mut self) -> Result<(), DriverError> {
         self.handle = None;
         let mut batch: Vec<Msg> = Vec::new();
         let mut commands = Vec::new();
@@ -366,7 +367,15 @@ impl Driver {
                         self.execute(&mut commands);
                         let _ = reply.send(r);
                     }
-                    Msg::Inspect(f) => f(&self.engine),
+                    Msg::Inspect(f) => {
+                        // A read cannot change the engine, so a panicking
+                        // one is contained: its caller sees no answer.
+                        let engine = &self.engine;
+                        let read = std::panic::AssertUnwindSafe(move || f(engine));
+                        if std::panic::catch_unwind(read).is_err() {
+                            tracing::error!("an inspect closure panicked");
+                        }
+                    }
                     Msg::Stop => {}
                 }
             }
@@ -377,7 +386,7 @@ impl Driver {
         }
         self.store.write_snapshot(&self.engine.snapshot())?;
         tracing::info!("driver stopped");
-        Ok(self.engine)
+        Ok(())
     }
 
     /// Drains and executes every pending command.

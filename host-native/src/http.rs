@@ -11,7 +11,7 @@
 
 mod views;
 
-use crate::driver::{DriverError, Handle};
+use crate::driver::Handle;
 use crate::metrics::{self, EngineGauges};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
@@ -212,7 +212,8 @@ impl App {
         let wait = self.options.read_timeout;
         match tokio::time::timeout(wait, self.handle.inspect(read)).await {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(DriverError::Stopped)) | Ok(Err(_)) => Err(ApiError::Stopped),
+            // Every driver error means it is gone (a store error ended it).
+            Ok(Err(_)) => Err(ApiError::Stopped),
             Err(_) => Err(ApiError::Timeout(wait)),
         }
     }

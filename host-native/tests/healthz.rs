@@ -140,3 +140,17 @@ async fn a_failed_commit_stops_the_driver_and_says_why() {
     assert_eq!(health["error"], "corrupt store: injected commit failure");
     inst.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_read_does_not_stop_the_driver() {
+    let inst = start_instance(setup()).await;
+    let r = inst
+        .running
+        .handle()
+        .inspect(|_| -> u8 { panic!("a bad read") })
+        .await;
+    assert!(r.is_err());
+    let (status, health) = inst.get_json("/healthz").await;
+    assert_eq!(status, 200, "{health}");
+    inst.stop().await;
+}
