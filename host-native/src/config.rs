@@ -26,7 +26,7 @@ pub enum ConfigError {
     /// A table the core's types reject.
     #[error("{table} #{index}: {message}")]
     Table {
-        /// `queue` or `schedule`.
+        /// `queue`, `schedule` or `worker`.
         table: &'static str,
         /// 1-based position among tables of that kind.
         index: usize,
@@ -52,16 +52,32 @@ struct Raw {
     schedule: Vec<toml::Value>,
     #[serde(default)]
     worker: Vec<WorkerConfig>,
+    #[serde(default)]
+    http: Option<HttpSection>,
 }
 
-/// A `[[worker]]` table: a command run once per job of `queue`.
+/// The `[http]` table: the listener of `/healthz`, `/metrics` and `/v1`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HttpSection {
+    /// `host:port`, or `off`; `chime run --http` overrides it.
+    pub address: Option<String>,
+}
+
+/// A `[[worker]]` table: a command run, or a URL POSTed to, once per job
+/// of `queue` (exactly one of `command` and `url`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WorkerConfig {
     /// Local queue to work.
     pub queue: String,
     /// argv (no shell unless you write `["sh", "-c", "..."]`).
+    #[serde(default)]
     pub command: Vec<String>,
+    /// `http://` or `https://` endpoint that receives each job as a JSON
+    /// POST (see `docs/http.md`).
+    #[serde(default)]
+    pub url: Option<String>,
     /// Most jobs at once.
     #[serde(default = "one")]
     pub concurrency: usize,
@@ -84,8 +100,10 @@ pub struct FileConfig {
     pub queues: Vec<QueueConfig>,
     /// Schedules to upsert (schedules not listed are removed).
     pub schedules: Vec<ScheduleDef>,
-    /// Command workers.
+    /// Command and HTTP workers.
     pub workers: Vec<WorkerConfig>,
+    /// The `[http]` table, if present.
+    pub http: HttpSection,
 }
 
 impl FileConfig {
@@ -110,11 +128,19 @@ impl FileConfig {
                     queue: w.queue.clone(),
                 });
             }
+            if w.command.is_empty() == w.url.is_none() {
+                return Err(ConfigError::Table {
+                    table: "worker",
+                    index: i + 1,
+                    message: "needs exactly one of `command` and `url`".into(),
+                });
+            }
         }
         Ok(FileConfig {
             queues,
             schedules,
             workers: raw.worker,
+            http: raw.http.unwrap_or_default(),
         })
     }
 

@@ -4,7 +4,9 @@
 //! then handles them, executes the commands they produced and replies.
 //! Write-ahead: nothing leaves the driver before the commit returns.
 
+use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
+use crate::vitals::Vitals;
 use chime_core::{
     Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp, journal,
 };
@@ -76,12 +78,16 @@ pub enum DriverError {
     Stopped,
 }
 
+/// A read of the engine, run on the driver task between inputs.
+type Inspect = Box<dyn FnOnce(&Engine) + Send>;
+
 /// A call to the driver.
 // Nearly every message is an `Input`: boxing it would cost an allocation
 // per call to shrink only the rare `Stop`.
 #[allow(clippy::large_enum_variant)]
 enum Msg {
     Input(Input, oneshot::Sender<Result<Reply, Error>>),
+    Inspect(Inspect),
     Stop,
 }
 
@@ -89,12 +95,22 @@ enum Msg {
 #[derive(Clone, Debug)]
 pub struct Handle {
     tx: mpsc::UnboundedSender<Msg>,
+    shared: Arc<Shared>,
+}
+
+/// What the driver shares with every handle: written by the driver,
+/// read by the HTTP server and workers without a round trip.
+#[derive(Debug, Default)]
+struct Shared {
+    metrics: Metrics,
+    vitals: Vitals,
 }
 
 impl std::fmt::Debug for Msg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Msg::Input(i, _) => f.debug_tuple("Input").field(i).finish(),
+            Msg::Inspect(_) => f.write_str("Inspect"),
             Msg::Stop => f.write_str("Stop"),
         }
     }
@@ -108,6 +124,39 @@ impl Handle {
             .send(Msg::Input(input, tx))
             .map_err(|_| DriverError::Stopped)?;
         rx.await.map_err(|_| DriverError::Stopped)
+    }
+
+    /// Runs `read` on the driver task, between inputs, and returns what it
+    /// returns: a consistent view of the engine without a lock around it,
+    /// so readers (the HTTP API) never block the driver for longer than
+    /// `read` takes. Keep `read` short; it is not journaled.
+    pub async fn inspect<R: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Engine) -> R + Send + 'static,
+    ) -> Result<R, DriverError> {
+        let (tx, rx) = oneshot::channel();
+        let f: Inspect = Box::new(move |engine| {
+            let _ = tx.send(read(engine));
+        });
+        self.tx
+            .send(Msg::Inspect(f))
+            .map_err(|_| DriverError::Stopped)?;
+        rx.await.map_err(|_| DriverError::Stopped)
+    }
+
+    /// The instance's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// The driver's liveness signals.
+    pub fn vitals(&self) -> &Vitals {
+        &self.shared.vitals
+    }
+
+    /// Whether the driver loop has ended (its inbox is closed).
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
     }
 
     /// Resolves when the driver has stopped (for whatever reason), so a
@@ -156,6 +205,7 @@ pub struct Driver {
     rx: mpsc::UnboundedReceiver<Msg>,
     /// `None` once running, so dropping every user handle ends the loop.
     handle: Option<Handle>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -188,6 +238,7 @@ impl Driver {
             "recovered"
         );
         let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared::default());
         Ok(Driver {
             engine: replayed.engine,
             store,
@@ -195,7 +246,11 @@ impl Driver {
             config,
             wakers: Wakers::new(),
             rx,
-            handle: Some(Handle { tx }),
+            handle: Some(Handle {
+                tx,
+                shared: shared.clone(),
+            }),
+            shared,
         })
     }
 
@@ -215,8 +270,19 @@ impl Driver {
     }
 
     /// Runs until [`Handle::stop`] (or every handle is dropped), then
-    /// writes a final snapshot. Returns the engine for inspection.
+    /// writes a final snapshot. Returns the engine for inspection. How it
+    /// ended is left in [`Handle::vitals`] for health probes.
     pub async fn run(mut self) -> Result<Engine, DriverError> {
+        let r = self.run_loop().await;
+        // Before the inbox closes (when `self` drops): whoever sees the
+        // driver gone also sees why.
+        self.shared
+            .vitals
+            .stopped(r.as_ref().err().map(ToString::to_string));
+        r.map(|()| self.engine)
+    }
+
+    async fn run_loop(&mut self) -> Result<(), DriverError> {
         self.handle = None;
         let mut batch: Vec<Msg> = Vec::new();
         let mut commands = Vec::new();
@@ -274,24 +340,44 @@ impl Driver {
                             now,
                             input: input.clone(),
                         });
-                        waiting.push((input, reply));
+                        waiting.push(Msg::Input(input, reply));
                     }
+                    Msg::Inspect(f) => waiting.push(Msg::Inspect(f)),
                     Msg::Stop => stopping = true,
                 }
             }
-            if entries.is_empty() {
-                continue;
+            self.shared.vitals.turn();
+            if !entries.is_empty() {
+                // Write-ahead: commit the turn before acting on any of it.
+                let started = std::time::Instant::now();
+                self.store.append(&entries)?;
+                let took = started.elapsed();
+                self.shared.metrics.observe_commit(took);
+                self.shared.vitals.committed(took.as_micros() as u64);
             }
-            // Write-ahead: commit the turn before acting on any of it.
-            self.store.append(&entries)?;
             if advance {
                 log_error(self.engine.handle(now, Input::Advance));
                 self.execute(&mut commands);
             }
-            for (input, reply) in waiting {
-                let r = self.engine.handle(now, input);
-                self.execute(&mut commands);
-                let _ = reply.send(r);
+            // In arrival order, so a read sees every input sent before it.
+            for m in waiting {
+                match m {
+                    Msg::Input(input, reply) => {
+                        let r = self.engine.handle(now, input);
+                        self.execute(&mut commands);
+                        let _ = reply.send(r);
+                    }
+                    Msg::Inspect(f) => {
+                        // A read cannot change the engine, so a panicking
+                        // one is contained: its caller sees no answer.
+                        let engine = &self.engine;
+                        let read = std::panic::AssertUnwindSafe(move || f(engine));
+                        if std::panic::catch_unwind(read).is_err() {
+                            tracing::error!("an inspect closure panicked");
+                        }
+                    }
+                    Msg::Stop => {}
+                }
             }
             if self.store.journal_len() >= self.config.snapshot_every {
                 self.store.write_snapshot(&self.engine.snapshot())?;
@@ -300,13 +386,14 @@ impl Driver {
         }
         self.store.write_snapshot(&self.engine.snapshot())?;
         tracing::info!("driver stopped");
-        Ok(self.engine)
+        Ok(())
     }
 
     /// Drains and executes every pending command.
     fn execute(&mut self, commands: &mut Vec<Command>) {
         self.engine.drain_commands(commands);
         for cmd in commands.drain(..) {
+            self.shared.metrics.on_command(&cmd);
             match cmd {
                 Command::Fire(f) => tracing::info!(
                     fire = %f.fire_id,
@@ -374,6 +461,15 @@ fn log_event(e: &Event) {
             first,
             last,
         } => tracing::info!(%schedule, ?reason, count, %first, %last, "boundaries skipped"),
+        Event::JobDropped { job, queue, reason } => {
+            tracing::error!(job = job.0, %queue, %reason, "job dropped")
+        }
+        Event::JobCancelled { job, queue, reason } => {
+            tracing::info!(job = job.0, %queue, ?reason, "job cancelled")
+        }
+        Event::ScheduleCompleted { schedule, reason } => {
+            tracing::info!(%schedule, %reason, "schedule completed")
+        }
         other => tracing::debug!(event = ?other, "event"),
     }
 }

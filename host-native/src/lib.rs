@@ -14,11 +14,15 @@ pub mod config;
 pub mod crontab;
 pub mod datadir;
 pub mod driver;
+pub mod http;
+pub mod http_worker;
 pub mod inspect;
+pub mod metrics;
 pub mod plan;
 pub mod reload;
 pub mod replay;
 pub mod store;
+pub mod vitals;
 pub mod worker;
 
 use chime_core::{Engine, Input, QueueConfig, Reply, ScheduleDef};
@@ -168,7 +172,7 @@ pub async fn start(
                 handle.clone(),
                 wake,
                 cfg,
-                handler,
+                worker::timed(handle.clone(), handler),
                 stop_rx.clone(),
             ))
         })

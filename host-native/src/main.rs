@@ -6,6 +6,7 @@ use chime_core::{
     SpecOptions, Timestamp,
 };
 use chime_native::driver::{Clock, SystemClock};
+use chime_native::http::{HttpOptions, HttpServer};
 use chime_native::inspect::{DEAD_LIMIT, Inspection};
 use chime_native::plan::{Diagnostic, Format, Plan};
 use chime_native::replay::Trace;
@@ -21,6 +22,15 @@ use std::sync::Arc;
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+    /// Log lines for people (`human`) or one JSON object per line (`json`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Human,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -41,6 +51,10 @@ enum Cmd {
         /// Snapshot (and truncate the journal) every this many entries.
         #[arg(long, default_value_t = 10_000)]
         snapshot_every: u64,
+        /// HTTP listener (/healthz, /metrics, /v1): host:port or `off`
+        /// [default: `[http] address` of the config, else 127.0.0.1:9464].
+        #[arg(long)]
+        http: Option<String>,
     },
     /// Print the next fires of a spec with civil time, offset and DST notes.
     Preview {
@@ -107,27 +121,33 @@ fn main() -> std::process::ExitCode {
 }
 
 fn real_main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+    let cli = Cli::parse();
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CHIME_LOG")
                 .unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    match Cli::parse().command {
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Human => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().with_ansi(false).init(),
+    }
+    match cli.command {
         Cmd::Run {
             config,
             crontab,
             data,
             snapshot_every,
+            http,
         } => {
             let (path, format) = match (config, crontab) {
                 (Some(c), _) => (c, Format::Toml),
                 (None, Some(c)) => (c, Format::Crontab),
                 (None, None) => bail!("--config or --crontab is required"),
             };
-            run(&path, format, data, snapshot_every)
+            run(&path, format, data, snapshot_every, http)
         }
         Cmd::Preview {
             spec,
@@ -205,10 +225,22 @@ fn inspect(data: &Path, json: bool, dead: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run(path: &Path, format: Format, data: PathBuf, snapshot_every: u64) -> anyhow::Result<()> {
+fn run(
+    path: &Path,
+    format: Format,
+    data: PathBuf,
+    snapshot_every: u64,
+    http: Option<String>,
+) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
     let plan = Plan::load_checked(path, format, &engine, SystemClock.now())
         .map_err(|d| config_error(path, &d))?;
+    // A chosen address must bind; the default one may be taken (another
+    // daemon on this host), which must not keep this one from running.
+    let chosen = http.or_else(|| plan.http_address.clone());
+    let explicit = chosen.is_some();
+    let http = chosen.unwrap_or_else(|| chime_native::http::DEFAULT_ADDRESS.to_owned());
+    let http = chime_native::http::parse_address(&http)?;
     let store = RedbStore::open(&data)?;
     let mut setup = plan.setup();
     setup.driver.engine = engine;
@@ -220,6 +252,10 @@ fn run(path: &Path, format: Format, data: PathBuf, snapshot_every: u64) -> anyho
         let mut int = signal(SignalKind::interrupt())?;
         let mut hup = signal(SignalKind::hangup())?;
         let mut running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
+        let server = match http {
+            None => None,
+            Some(address) => listen(address, explicit, running.handle()).await?,
+        };
         enqueue_reboot(&running, &plan).await?;
         tracing::info!(
             data = %data.display(),
@@ -241,10 +277,32 @@ fn run(path: &Path, format: Format, data: PathBuf, snapshot_every: u64) -> anyho
             }
         }
         tracing::info!("stopping");
-        let engine = running.shutdown().await?;
+        let engine = running.shutdown().await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        let engine = engine?;
         tracing::info!(clock = %engine.clock(), "stopped");
         Ok(())
     })
+}
+
+/// Binds the HTTP listener; a failure to bind the default address is a
+/// warning, not an error.
+async fn listen(
+    address: std::net::SocketAddr,
+    explicit: bool,
+    handle: &chime_native::driver::Handle,
+) -> anyhow::Result<Option<HttpServer>> {
+    match HttpServer::bind(address, handle.clone(), HttpOptions::default()).await {
+        Ok(server) => Ok(Some(server)),
+        Err(e) if !explicit => {
+            let e = anyhow::Error::from(e);
+            tracing::warn!("{e:#}; no HTTP listener (choose one with --http)");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Enqueues a crontab's `@reboot` lines: once per daemon start.

@@ -7,11 +7,14 @@
 use crate::check::{self, Subject};
 use crate::config::{ConfigError, FileConfig};
 use crate::crontab::{self, RebootJob};
+use crate::http_worker::{DEFAULT_TIMEOUT, http_handler};
 use crate::worker::{PoolConfig, command_handler};
 use crate::{Setup, worker::Handler};
 use chime_core::{EngineConfig, QueueConfig, ScheduleDef, Timestamp};
 use serde::Deserialize;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// How a file is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +46,13 @@ pub enum WorkerKind {
     Command(Vec<String>),
     /// The crontab runner: the command is in each job's payload.
     Crontab,
+    /// `[[worker]] url`: each job POSTed as JSON (see `http_worker.rs`).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Per-request limit.
+        timeout: std::time::Duration,
+    },
 }
 
 /// One worker pool.
@@ -59,6 +69,14 @@ impl WorkerPlan {
         match &self.kind {
             WorkerKind::Command(argv) => command_handler(argv.clone()),
             WorkerKind::Crontab => crontab::handler(),
+            // `Plan::check` refused a bad URL before any setup was made.
+            WorkerKind::Http { url, timeout } => http_handler(url, *timeout).unwrap_or_else(|e| {
+                let e = e.to_string();
+                Arc::new(move |_| {
+                    let e = e.clone();
+                    Box::pin(async move { Err(e) })
+                })
+            }),
         }
     }
 }
@@ -76,6 +94,8 @@ pub struct Plan {
     pub workers: Vec<WorkerPlan>,
     /// `@reboot` lines: enqueued once when the daemon starts.
     pub reboot: Vec<RebootJob>,
+    /// `[http] address` of a TOML config (`chime run --http` overrides it).
+    pub http_address: Option<String>,
     queue_lines: Vec<Option<usize>>,
     schedule_lines: Vec<Option<usize>>,
 }
@@ -201,6 +221,7 @@ impl Plan {
                 kind: WorkerKind::Crontab,
             }],
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
+            http_address: None,
             queue_lines: vec![None],
             schedule_lines,
         };
@@ -242,6 +263,7 @@ impl Plan {
             queues: Vec::new(),
             schedules: Vec::new(),
             workers: Vec::new(),
+            http: Default::default(),
         };
         let (mut good_queue_lines, mut good_schedule_lines) = (Vec::new(), Vec::new());
         for (i, (v, line)) in tables.queue.iter().zip(&queue_lines).enumerate() {
@@ -301,7 +323,13 @@ impl Plan {
             .iter()
             .map(|w| WorkerPlan {
                 pool: file.pool_config(w),
-                kind: WorkerKind::Command(w.command.clone()),
+                kind: match &w.url {
+                    Some(url) => WorkerKind::Http {
+                        url: url.clone(),
+                        timeout: w.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+                    },
+                    None => WorkerKind::Command(w.command.clone()),
+                },
             })
             .collect();
         Plan {
@@ -310,6 +338,7 @@ impl Plan {
             schedules: file.schedules,
             workers,
             reboot: Vec::new(),
+            http_address: file.http.address,
             queue_lines,
             schedule_lines,
         }
@@ -344,6 +373,16 @@ impl Plan {
                     message: r.error.to_string(),
                 }
             })
+            .chain(self.workers.iter().enumerate().filter_map(|(i, w)| {
+                let WorkerKind::Http { url, timeout } = &w.kind else {
+                    return None;
+                };
+                let e = http_handler(url, *timeout).err()?;
+                Some(Diagnostic {
+                    item: Some(format!("[[worker]] #{}", i + 1)),
+                    ..Diagnostic::host("invalid_config", None, Some("url"), e.to_string())
+                })
+            }))
             .collect()
     }
 

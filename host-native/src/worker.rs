@@ -208,6 +208,36 @@ async fn run_job(handle: &Handle, cfg: &PoolConfig, claimed: Claimed, handler: &
     }
 }
 
+/// Wraps `handler` so the wall time of each run lands in
+/// `chime_job_duration_seconds{queue}`. Measured on drop, so a run cut
+/// short by the pool's timeout or by stop counts too (with the time it got).
+pub fn timed(handle: Handle, handler: Handler) -> Handler {
+    struct Timer {
+        handle: Handle,
+        queue: String,
+        started: std::time::Instant,
+    }
+    impl Drop for Timer {
+        fn drop(&mut self) {
+            let took = self.started.elapsed();
+            self.handle.metrics().observe_job(&self.queue, took);
+        }
+    }
+    Arc::new(move |job: Job| {
+        let timer = Timer {
+            handle: handle.clone(),
+            queue: job.queue.clone(),
+            started: std::time::Instant::now(),
+        };
+        let work = handler(job);
+        Box::pin(async move {
+            let r = work.await;
+            drop(timer);
+            r
+        })
+    })
+}
+
 /// A handler that runs `argv` once per attempt. The environment is the
 /// daemon's plus `CHIME_JOB_ID`, `CHIME_QUEUE`, `CHIME_ATTEMPT`,
 /// `CHIME_PAYLOAD` (JSON) and, for jobs made by a fire, `CHIME_FIRE_ID` and
