@@ -102,6 +102,7 @@ pub fn router(handle: Handle, options: HttpOptions) -> Router {
         .route("/v1/schedules/{name}", get(schedule))
         .route("/v1/queues", get(queues))
         .route("/v1/queues/{name}/dead", get(dead_letters))
+        .route("/v1/inspect", get(inspect))
         .fallback(|| async { ApiError::NotFound("route".into()) })
         .with_state(app)
 }
@@ -258,6 +259,28 @@ async fn schedule(
 
 async fn queues(State(app): State<App>) -> Result<Json<QueueList>, ApiError> {
     Ok(Json(app.read(QueueList::read).await?))
+}
+
+/// `?dead=N`: dead letters per queue in `/v1/inspect`.
+#[derive(serde::Deserialize)]
+struct InspectQuery {
+    dead: Option<usize>,
+}
+
+/// Everything `chime inspect` shows, in the struct it prints (so
+/// `chime inspect --url` and `--data` give the same output).
+async fn inspect(
+    State(app): State<App>,
+    Query(q): Query<InspectQuery>,
+) -> Result<Json<crate::inspect::Inspection>, ApiError> {
+    let dead = q
+        .dead
+        .unwrap_or(crate::inspect::DEAD_LIMIT)
+        .min(MAX_DEAD_LIMIT);
+    Ok(Json(
+        app.read(move |e| crate::inspect::Inspection::of(e, dead))
+            .await?,
+    ))
 }
 
 /// `?limit=N` for dead letters (default 100, at most [`MAX_DEAD_LIMIT`]).

@@ -1,6 +1,6 @@
 //! The `chime` daemon and tools.
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use chime_core::{
     DstNote, DstPolicy, EngineConfig, EnqueueRequest, FoldPolicy, GapPolicy, Input, Spec,
     SpecOptions, Timestamp,
@@ -98,8 +98,11 @@ enum Cmd {
     /// that no daemon holds.
     Inspect {
         /// Data directory.
-        #[arg(long, default_value = ".chime-data")]
+        #[arg(long, default_value = ".chime-data", conflicts_with = "url")]
         data: PathBuf,
+        /// A running daemon's HTTP address instead (`http://127.0.0.1:9464`).
+        #[arg(long)]
+        url: Option<String>,
         /// JSON instead of text (the same struct the HTTP API serves).
         #[arg(long)]
         json: bool,
@@ -158,7 +161,12 @@ fn real_main() -> anyhow::Result<()> {
         } => preview(&spec, tz, n, &dst, from.as_deref()),
         Cmd::Validate { file, crontab } => validate(&file, Format::of(&file, crontab)),
         Cmd::Replay { path, record } => replay(&path, record.as_deref()),
-        Cmd::Inspect { data, json, dead } => inspect(&data, json, dead),
+        Cmd::Inspect {
+            data,
+            url,
+            json,
+            dead,
+        } => inspect(&data, url.as_deref(), json, dead),
     }
 }
 
@@ -215,14 +223,40 @@ fn replay(path: &Path, record: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn inspect(data: &Path, json: bool, dead: usize) -> anyhow::Result<()> {
-    let view = Inspection::of(&datadir::recover(data)?, dead);
+fn inspect(data: &Path, url: Option<&str>, json: bool, dead: usize) -> anyhow::Result<()> {
+    let view = match url {
+        Some(url) => fetch_inspection(url, dead)?,
+        None => Inspection::of(&datadir::recover(data)?, dead),
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&view)?);
     } else {
         print!("{}", view.to_text());
     }
     Ok(())
+}
+
+/// `GET {url}/v1/inspect` from a running daemon.
+fn fetch_inspection(url: &str, dead: usize) -> anyhow::Result<Inspection> {
+    let url = format!("{}/v1/inspect?dead={dead}", url.trim_end_matches('/'));
+    let client = chime_native::http_worker::client(std::time::Duration::from_secs(10))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let reply = client
+            .get(&url)
+            .send()
+            .await
+            .with_context(|| format!("GET {url}"))?;
+        let status = reply.status();
+        if !status.is_success() {
+            let body = reply.text().await.unwrap_or_default();
+            bail!("GET {url}: HTTP {status}: {body}");
+        }
+        let body = reply.text().await.with_context(|| format!("GET {url}"))?;
+        serde_json::from_str(&body).with_context(|| format!("GET {url}: not an inspection"))
+    })
 }
 
 fn run(

@@ -1,6 +1,7 @@
 //! The `chime run` daemon's HTTP side, with real processes: `[http]
-//! address` in the config (port 0), `--http off` overriding it, and
-//! `--log-format json` writing one JSON object per line.
+//! address` in the config (port 0), `--http off` overriding it,
+//! `--log-format json` writing one JSON object per line, and `chime
+//! inspect --url` reading the live daemon.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -129,6 +130,25 @@ async fn the_daemon_serves_http_from_its_config_and_logs_json() {
     let text = metrics.text().await.unwrap();
     assert!(text.contains("\nchime_leader 1\n"), "{text}");
     assert!(text.contains("chime_queue_depth{queue=\"jobs\",state=\"available\"} 0\n"));
+
+    // `chime inspect --url` reads the same picture from the live daemon
+    // (the data directory is held, so `--data` could not).
+    let out = Command::new(env!("CARGO_BIN_EXE_chime"))
+        .args(["inspect", "--json", "--url", &format!("http://{address}")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let view: chime_native::inspect::Inspection = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = view.schedules.iter().map(|s| s.def.name.as_str()).collect();
+    assert_eq!(names, ["hourly"]);
+    assert!(view.schedules[0].next_nominal.is_some());
+    assert_eq!(view.queues.len(), 1);
+    assert_eq!(view.queues[0].stats.queue, "jobs");
     stop(child, &rx);
 }
 
