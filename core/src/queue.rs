@@ -279,7 +279,7 @@ impl Queues {
         store::index(&mut self.idx, &mut q.idx, id, &job);
         let wake = (job.state == JobState::Available && q.idx.available.len() == 1).then(|| {
             Command::Wake {
-                queue: job.queue.clone(),
+                queue: job.queue.as_str().into(),
             }
         });
         assert!(self.jobs.insert(id, job).is_none(), "job id reused");

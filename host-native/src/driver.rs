@@ -404,7 +404,7 @@ impl Driver {
                     late_ms = f.fired_at.as_millis() - f.due_at.as_millis(),
                     "fire"
                 ),
-                Command::Wake { queue } => match self.wakers.get(&queue) {
+                Command::Wake { queue } => match self.wakers.get(&*queue) {
                     Some(n) => n.notify_one(),
                     None => tracing::debug!(%queue, "work available, no local worker"),
                 },

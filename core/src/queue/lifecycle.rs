@@ -33,7 +33,7 @@ impl Queues {
         if job.state == JobState::Available && q.idx.available.len() == 1 {
             let out = out.expect("a transition to available has an output");
             out.push(Command::Wake {
-                queue: job.queue.clone(),
+                queue: job.queue.as_str().into(),
             });
         }
     }

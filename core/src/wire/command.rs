@@ -36,7 +36,7 @@ pub enum Command {
     #[serde(rename_all = "camelCase")]
     Wake {
         /// Queue.
-        queue: String,
+        queue: Arc<str>,
     },
     /// Ask the worker holding this job to stop.
     #[serde(rename_all = "camelCase")]
