@@ -9,6 +9,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod builder;
+pub mod calls;
 pub mod check;
 pub mod config;
 pub mod crontab;
@@ -25,6 +27,7 @@ pub mod store;
 pub mod vitals;
 pub mod worker;
 
+pub use builder::Builder;
 use chime_core::{Engine, Input, QueueConfig, Reply, ScheduleDef};
 use driver::{Clock, Driver, DriverConfig, DriverError, Handle};
 use std::sync::Arc;
