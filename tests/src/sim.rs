@@ -916,7 +916,10 @@ fn quiet_panics() {
 pub fn sweep(test: &str, seeds: &[u64], steps: u32) -> Outcome {
     let mut total = Outcome::default();
     let mut failures = Vec::new();
-    for &seed in seeds {
+    for (done, &seed) in seeds.iter().enumerate() {
+        if done > 0 && done % 25 == 0 {
+            eprintln!("{test}: {done} of {} seeds done", seeds.len());
+        }
         match run_seed(seed, steps, None, true) {
             Ok(o) => {
                 total.crashes += o.crashes;
