@@ -86,7 +86,7 @@ fn line(rng: &mut u64) -> String {
         *rng = mix(*rng);
         out.push(PIECES[(*rng % PIECES.len() as u64) as usize]);
     }
-    let sep = if *rng % 7 == 0 { "\t" } else { " " };
+    let sep = if rng.is_multiple_of(7) { "\t" } else { " " };
     out.join(sep)
 }
 
