@@ -13,7 +13,7 @@
 //! checks determinism instead: snapshot + journal replayed twice give the
 //! same commands and the same final snapshot byte for byte, the final
 //! snapshot round-trips, and every engine invariant holds.
-//! [`record`] turns a data directory into a trace with its outputs, which
+//! [`Trace::record`] turns a data directory into a trace with its outputs, which
 //! a later build can replay to prove it still behaves the same.
 
 use chime_core::{Engine, EngineConfig, Error, JournalEntry, Snapshot, Timestamp, journal};

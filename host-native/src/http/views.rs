@@ -169,7 +169,7 @@ impl ScheduleList {
 pub struct ScheduleDetail {
     /// Definition, state and counters, as the core reports them.
     pub schedule: ScheduleInfo,
-    /// The next (up to [`NEXT_FIRES`]) nominal boundaries from the cursor,
+    /// The next (up to five) nominal boundaries from the cursor,
     /// with civil time and DST notes; within `endAt` and `maxFires`, empty
     /// once completed. Jitter is not added (the first one's due time is
     /// `schedule.nextDueAt`); a paused schedule lists the boundaries it
