@@ -75,13 +75,21 @@ async fn main() -> anyhow::Result<()> {
     let handled = started.elapsed();
     let commits = running.handle().vitals().read().commits - commits_before;
     let cpu = cpu_seconds() - cpu_before;
+    let commit_seconds: f64 = running
+        .handle()
+        .metrics()
+        .render(&Default::default())
+        .lines()
+        .find_map(|l| l.strip_prefix("chime_journal_commit_seconds_sum "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(f64::NAN);
     let engine = running.shutdown().await?;
     let elapsed = started.elapsed();
     let completed = engine.queue_stats("bench").unwrap().totals.completed;
     println!(
         "{jobs} jobs, {producers} producers, concurrency {concurrency}: enqueued in {:.2?}, \
          all handled in {:.2?}, stopped in {:.2?} ({completed} completed durably) \
-         = {:.0} jobs/s end to end; {commits} commits ({:.0} inputs each, {:.2} ms each); \
+         = {:.0} jobs/s end to end; {commits} commits ({:.0} inputs each, {:.2} ms each, {:.2} ms of it in the commit); \
          CPU {:.2} s = {:.1} µs/job",
         enqueued,
         handled,
@@ -90,6 +98,7 @@ async fn main() -> anyhow::Result<()> {
         // An enqueue and a complete per job, plus the claims.
         (2 * jobs) as f64 / commits.max(1) as f64,
         handled.as_secs_f64() * 1e3 / commits.max(1) as f64,
+        commit_seconds * 1e3 / commits.max(1) as f64,
         cpu,
         cpu * 1e6 / jobs as f64,
     );

@@ -5,7 +5,7 @@
 //! the snapshot and replays the journal through the core.
 
 use chime_core::{JournalEntry, Snapshot, journal};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,11 @@ impl Store for MemoryStore {
     }
 }
 
-/// Journal lines keyed by a sequence number that only grows.
+/// Journal lines keyed by a sequence number that only grows. A row holds
+/// the lines of one commit (JSON Lines, `\n`-separated, no trailing
+/// newline), keyed by the sequence number of its first entry: one B-tree
+/// insert per commit instead of one per entry. (Stores written before
+/// hold one line per row, which reads the same way.)
 const JOURNAL: TableDefinition<u64, &str> = TableDefinition::new("journal");
 /// `"snapshot"` → snapshot JSON.
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
@@ -131,6 +135,8 @@ pub struct RedbStore {
     db: Database,
     next_seq: u64,
     first_seq: u64,
+    /// The row being encoded, kept between commits to reuse its capacity.
+    buf: Vec<u8>,
     /// Held (locked) until drop; the OS releases it if the process dies.
     _lock: File,
 }
@@ -224,9 +230,9 @@ impl RedbStore {
             let tx = db.begin_read()?;
             let t = tx.open_table(JOURNAL)?;
             let first = t.first()?.map(|(k, _)| k.value());
-            let last = t.last()?.map(|(k, _)| k.value());
+            let last = t.last()?.map(|(k, v)| k.value() + lines(v.value()));
             match (first, last) {
-                (Some(f), Some(l)) => (f, l + 1),
+                (Some(f), Some(next)) => (f, next),
                 _ => (0, 0),
             }
         };
@@ -234,9 +240,15 @@ impl RedbStore {
             db,
             next_seq,
             first_seq,
+            buf: Vec::new(),
             _lock: lock,
         })
     }
+}
+
+/// Entries in a journal row (its non-blank lines).
+fn lines(row: &str) -> u64 {
+    row.lines().filter(|l| !l.trim().is_empty()).count() as u64
 }
 
 /// Creates both tables, so readers never meet a missing one, and closes
@@ -278,13 +290,23 @@ impl RedbStore {
             None => None,
         };
         let table = tx.open_table(JOURNAL)?;
-        let mut text = String::new();
+        // Parsed row by row, line by line, as read: no copy of the whole
+        // journal into one text first.
+        let mut entries = Vec::with_capacity(table.len()? as usize);
+        let mut line = 0;
         for row in table.iter()? {
             let (_, v) = row?;
-            text.push_str(v.value());
-            text.push('\n');
+            for l in v.value().lines() {
+                line += 1;
+                if l.trim().is_empty() {
+                    continue;
+                }
+                let entry = serde_json::from_str(l).map_err(|e| {
+                    StoreError::Corrupt(format!("invalid_journal: line {line}: {e}"))
+                })?;
+                entries.push(entry);
+            }
         }
-        let entries = journal::read(&text).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(Recovered { snapshot, entries })
     }
 }
@@ -298,12 +320,18 @@ impl Store for RedbStore {
         if entries.is_empty() {
             return Ok(());
         }
+        self.buf.clear();
+        for (i, e) in entries.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b'\n');
+            }
+            serde_json::to_writer(&mut self.buf, e).expect("journal entries serialize");
+        }
+        let row = std::str::from_utf8(&self.buf).expect("serde_json writes UTF-8");
         let tx = self.db.begin_write()?;
         {
             let mut t = tx.open_table(JOURNAL)?;
-            for (seq, e) in (self.next_seq..).zip(entries) {
-                t.insert(seq, journal::encode(e).as_str())?;
-            }
+            t.insert(self.next_seq, row)?;
         }
         tx.commit()?;
         self.next_seq += entries.len() as u64;
