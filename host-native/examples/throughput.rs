@@ -1,7 +1,7 @@
 //! Durable end-to-end throughput: enqueue → no-op handler → complete, on the
 //! redb store with fsync on every commit (one commit per driver turn).
 //!
-//! `cargo run --release -p chime-native --example throughput -- [JOBS] [PRODUCERS] [CONCURRENCY]`
+//! `cargo run --release -p chime-native --example throughput -- [JOBS] [PRODUCERS] [CONCURRENCY] [SNAPSHOT_EVERY]`
 //!
 //! `PRODUCERS` tasks each enqueue their share of `JOBS` one call at a time
 //! (so at most `PRODUCERS` enqueues wait for a commit at once); one pool
@@ -36,6 +36,8 @@ async fn main() -> anyhow::Result<()> {
     let jobs = arg(1, 20_000)?;
     let producers = arg(2, 64)?.max(1);
     let concurrency = arg(3, 256)?.max(1);
+    let mut driver = chime_native::driver::DriverConfig::default();
+    driver.snapshot_every = arg(4, driver.snapshot_every as usize)? as u64;
     let dir = tempfile::tempdir()?;
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
@@ -48,12 +50,14 @@ async fn main() -> anyhow::Result<()> {
     let setup = Setup {
         queues: vec![QueueConfig::new("bench")],
         pools: vec![(pool, handler)],
+        driver,
         ..Setup::default()
     };
     let store = RedbStore::open(dir.path())?;
     let running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
     let commits_before = running.handle().vitals().read().commits;
     let cpu_before = cpu_seconds();
+    let running_snapshot_every = arg(4, 10_000)?;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for p in 0..producers {
@@ -87,10 +91,11 @@ async fn main() -> anyhow::Result<()> {
     let elapsed = started.elapsed();
     let completed = engine.queue_stats("bench").unwrap().totals.completed;
     println!(
-        "{jobs} jobs, {producers} producers, concurrency {concurrency}: enqueued in {:.2?}, \
+        "{jobs} jobs, {producers} producers, concurrency {concurrency}, snapshot every {}: enqueued in {:.2?}, \
          all handled in {:.2?}, stopped in {:.2?} ({completed} completed durably) \
          = {:.0} jobs/s end to end; {commits} commits ({:.0} inputs each, {:.2} ms each, {:.2} ms of it in the commit); \
          CPU {:.2} s = {:.1} µs/job",
+        running_snapshot_every,
         enqueued,
         handled,
         elapsed,
