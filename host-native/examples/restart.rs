@@ -49,6 +49,17 @@ fn memory() -> String {
     )
 }
 
+/// User + system CPU time of this process so far, in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command name (in parentheses): utime and stime are the
+    // 12th and 13th fields, in clock ticks (100 Hz).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn schedule(i: usize) -> ScheduleDef {
     let (spec, tz) = if i % 2 == 0 {
         ("@every 1h".to_owned(), None)
@@ -144,18 +155,19 @@ fn recover(dir: &Path) -> anyhow::Result<()> {
     let t = Instant::now();
     let mut store = RedbStore::open(dir)?;
     let open = t.elapsed();
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_seconds());
     let rec = store.load()?;
     let load = t.elapsed();
+    let load_cpu = cpu_seconds() - cpu;
     let count = rec.entries.len();
     drop(rec);
     drop(store);
     println!(
-        "RedbStore::open {open:.2?}; Store::load (read + parse, {count} entries) {load:.2?}; {}",
+        "RedbStore::open {open:.2?}; Store::load (read + parse, {count} entries) {load:.2?} (CPU {load_cpu:.2} s); {}",
         memory()
     );
 
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_seconds());
     let store = RedbStore::open(dir)?;
     let driver = Driver::recover(
         Box::new(store),
@@ -163,8 +175,9 @@ fn recover(dir: &Path) -> anyhow::Result<()> {
         DriverConfig::default(),
     )?;
     let took = t.elapsed();
+    let took_cpu = cpu_seconds() - cpu;
     println!(
-        "Driver::recover (open + load + restore + replay) {took:.2?}: {} schedules, {} live jobs; {}",
+        "Driver::recover (open + load + restore + replay) {took:.2?} (CPU {took_cpu:.2} s): {} schedules, {} live jobs; {}",
         driver.engine().schedule_count(),
         driver.engine().live_jobs(),
         memory()

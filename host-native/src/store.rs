@@ -5,7 +5,7 @@
 //! the snapshot and replays the journal through the core.
 
 use chime_core::{JournalEntry, Snapshot, journal};
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -292,7 +292,7 @@ impl RedbStore {
         let table = tx.open_table(JOURNAL)?;
         // Parsed row by row, line by line, as read: no copy of the whole
         // journal into one text first.
-        let mut entries = Vec::with_capacity(table.len()? as usize);
+        let mut entries = Vec::with_capacity(self.journal_len() as usize);
         let mut line = 0;
         for row in table.iter()? {
             let (_, v) = row?;
