@@ -2,11 +2,14 @@
 //! wall clock (`SystemClock`) and the redb store (fsync per commit), a
 //! local queue worked by a pool with a no-op handler.
 //!
-//! `cargo run --release -p chime-native --example lateness -- [SCHEDULES] [SECONDS] [CONCURRENCY]`
+//! `cargo run --release -p chime-native --example lateness -- [SCHEDULES] [SECONDS] [CONCURRENCY] [PERIOD]`
 //!
-//! `SCHEDULES` (default 10,000): every one fires once a second, half
-//! `@every 1s`, half cron `* * * * * *` (UTC), all into the local queue
-//! `tick` (default overlap, `skip`). The schedules are upserted through
+//! `SCHEDULES` (default 10,000): with `PERIOD` 1 (the default) every one
+//! fires once a second, on the second, half `@every 1s`, half cron
+//! `* * * * * *` (UTC): one burst of `SCHEDULES` fires a second. With
+//! `PERIOD` p > 1, schedule i is cron `(i mod p)/p * * * * *`: each fires
+//! every p seconds and a second's burst is `SCHEDULES`/p fires. All go
+//! into the local queue `tick` (default overlap, `skip`). The schedules are upserted through
 //! the driver's handle by concurrent callers, then the run lasts
 //! `SECONDS` (default 30) of wall time; fires due in the first 2 s are
 //! left out as warm-up. Three figures per fire, in milliseconds:
@@ -138,11 +141,13 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
     }
 }
 
-fn schedule(i: usize) -> ScheduleDef {
-    let spec = if i % 2 == 0 {
-        "@every 1s"
+fn schedule(i: usize, period: usize) -> ScheduleDef {
+    let spec = if period > 1 {
+        format!("{}/{period} * * * * *", i % period)
+    } else if i % 2 == 0 {
+        "@every 1s".to_owned()
     } else {
-        "* * * * * *"
+        "* * * * * *".to_owned()
     };
     let def = serde_json::json!({
         "name": format!("s{i:06}"),
@@ -176,6 +181,7 @@ async fn main() -> anyhow::Result<()> {
     let schedules = arg(1, 10_000)?;
     let seconds = arg(2, 30)? as u64;
     let concurrency = arg(3, 1_000)?.max(1);
+    let period = arg(4, 1)?.clamp(1, 59);
 
     let samples = Arc::new(Mutex::new(Samples::default()));
     // Nothing is recorded until the warm-up is over.
@@ -217,7 +223,7 @@ async fn main() -> anyhow::Result<()> {
         let (handle, chunk) = (running.handle().clone(), chunk.to_vec());
         calls.spawn(async move {
             for i in chunk {
-                let r = handle.call(Input::UpsertSchedule(schedule(i))).await;
+                let r = handle.call(Input::UpsertSchedule(schedule(i, period))).await;
                 r.expect("driver running").expect("schedule accepted");
             }
         });

@@ -225,24 +225,22 @@ impl Driver {
         clock: Arc<dyn Clock>,
         config: DriverConfig,
     ) -> Result<Driver, DriverError> {
-        let rec = store.load()?;
-        let base = match rec.snapshot {
+        let base = match store.load_snapshot()? {
             Some(s) => s,
             None => Engine::new(config.engine.clone()).snapshot(),
         };
         // Replayed as `journal::replay` does (a rejected input is part of
-        // the history and does not stop it), but without serializing every
-        // command and keeping every reply, which only `chime replay`
-        // compares: here the commands' effects are in the state, and they
-        // are dropped.
+        // the history and does not stop it), but entry by entry as the
+        // store reads them, without serializing every command and keeping
+        // every reply, which only `chime replay` compares: here the
+        // commands' effects are in the state, and they are dropped.
         let mut engine = Engine::restore(base).map_err(DriverError::Recovery)?;
-        let replayed = rec.entries.len();
         let mut commands = Vec::new();
-        for e in rec.entries {
+        let replayed = store.for_each_entry(&mut |e| {
             let _ = engine.handle(e.now, e.input);
             engine.drain_commands(&mut commands);
             commands.clear();
-        }
+        })?;
         tracing::info!(
             replayed,
             schedules = engine.schedule_count(),

@@ -70,6 +70,20 @@ pub struct Recovered {
 pub trait Store: Send + 'static {
     /// The snapshot and the journal since it.
     fn load(&mut self) -> Result<Recovered, StoreError>;
+    /// The snapshot alone (what [`Store::load`] returns as `snapshot`).
+    fn load_snapshot(&mut self) -> Result<Option<Snapshot>, StoreError> {
+        Ok(self.load()?.snapshot)
+    }
+    /// Passes each journal entry since the snapshot to `each`, oldest
+    /// first, as it is read, and returns how many there were: recovery
+    /// without holding the whole journal in memory. By default, from
+    /// [`Store::load`].
+    fn for_each_entry(&mut self, each: &mut dyn FnMut(JournalEntry)) -> Result<u64, StoreError> {
+        let entries = self.load()?.entries;
+        let n = entries.len() as u64;
+        entries.into_iter().for_each(each);
+        Ok(n)
+    }
     /// Appends one loop turn's entries and commits them durably (one
     /// transaction: all or none survive a crash).
     fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError>;
@@ -280,23 +294,47 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, 
 }
 
 impl RedbStore {
-    fn load_unguarded(&self) -> Result<Recovered, StoreError> {
+    fn snapshot_unguarded(&self) -> Result<Option<Snapshot>, StoreError> {
         let tx = self.db.begin_read()?;
         let meta = tx.open_table(META)?;
-        let snapshot = match meta.get("snapshot")? {
-            Some(v) => Some(
+        match meta.get("snapshot")? {
+            Some(v) => Ok(Some(
                 Snapshot::from_json(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
-            None => None,
-        };
-        let table = tx.open_table(JOURNAL)?;
-        // Parsed row by row, line by line, as read: no copy of the whole
-        // journal into one text first.
+            )),
+            None => Ok(None),
+        }
+    }
+}
+
+impl Store for RedbStore {
+    fn load(&mut self) -> Result<Recovered, StoreError> {
+        let snapshot = self.load_snapshot()?;
         let mut entries = Vec::with_capacity(self.journal_len() as usize);
+        self.for_each_entry(&mut |e| entries.push(e))?;
+        Ok(Recovered { snapshot, entries })
+    }
+
+    fn load_snapshot(&mut self) -> Result<Option<Snapshot>, StoreError> {
+        guard("loading the database", || self.snapshot_unguarded())
+    }
+
+    fn for_each_entry(&mut self, each: &mut dyn FnMut(JournalEntry)) -> Result<u64, StoreError> {
+        const WHAT: &str = "loading the database";
+        let tx = guard(WHAT, || Ok(self.db.begin_read()?))?;
+        let table = guard(WHAT, || Ok(tx.open_table(JOURNAL)?))?;
+        let mut rows = guard(WHAT, || Ok(table.iter()?))?;
+        // Parsed row by row, line by line, as read: no copy of the whole
+        // journal into one text, nor a vector of every entry. Only redb's
+        // calls run under `guard`: a panic in `each` is not the file's.
         let mut line = 0;
-        for row in table.iter()? {
-            let (_, v) = row?;
-            for l in v.value().lines() {
+        let mut count = 0;
+        loop {
+            let row = guard(WHAT, || match rows.next() {
+                Some(r) => Ok(Some(r?.1)),
+                None => Ok(None),
+            })?;
+            let Some(row) = row else { break };
+            for l in row.value().lines() {
                 line += 1;
                 if l.trim().is_empty() {
                     continue;
@@ -304,16 +342,11 @@ impl RedbStore {
                 let entry = serde_json::from_str(l).map_err(|e| {
                     StoreError::Corrupt(format!("invalid_journal: line {line}: {e}"))
                 })?;
-                entries.push(entry);
+                each(entry);
+                count += 1;
             }
         }
-        Ok(Recovered { snapshot, entries })
-    }
-}
-
-impl Store for RedbStore {
-    fn load(&mut self) -> Result<Recovered, StoreError> {
-        guard("loading the database", || self.load_unguarded())
+        Ok(count)
     }
 
     fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError> {
