@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo run --release -p chime-native --example restart -- build DIR [SCHEDULES] [ENTRIES] [ROW]
 //! cargo run --release -p chime-native --example restart -- recover DIR
+//! cargo run --release -p chime-native --example restart -- phases DIR
 //! ```
 //!
 //! `build` makes `DIR` (which must not hold a store yet): `SCHEDULES`
@@ -18,9 +19,10 @@
 //! the claim returned. Each entry is handled by a generating engine
 //! first, so every one is accepted on replay with the same result.
 //!
-//! `recover` runs in a fresh process: it times `RedbStore::open`, a bare
-//! `Store::load` (the redb read and JSON parse), then `Driver::recover`
-//! on a second open, and prints `VmRSS`/`VmHWM` before and after.
+//! `recover` times `RedbStore::open` + `Driver::recover` in a fresh
+//! process and prints `VmRSS`/`VmHWM` before and after. `phases` times
+//! each step on its own: snapshot read + parse, `Engine::restore`, the
+//! journal read + parse alone, then read + parse + replay.
 
 use chime_core::{
     EnqueueRequest, Engine, EngineConfig, Input, JournalEntry, Payload, QueueConfig, Reply,
@@ -150,23 +152,41 @@ fn build(dir: &Path, schedules: usize, entries: usize, row: usize) -> anyhow::Re
     Ok(())
 }
 
+/// Each phase of a recovery on its own, through the same public calls as
+/// [`Driver::recover`], with wall and CPU time.
+fn phases(dir: &Path) -> anyhow::Result<()> {
+    let timed = |what: &str, t: Instant, cpu: f64| {
+        println!(
+            "{what}: {:.2?} (CPU {:.2} s); {}",
+            t.elapsed(),
+            cpu_seconds() - cpu,
+            memory()
+        );
+        (Instant::now(), cpu_seconds())
+    };
+    let (t, cpu) = (Instant::now(), cpu_seconds());
+    let mut store = RedbStore::open(dir)?;
+    let (t, cpu) = timed("RedbStore::open", t, cpu);
+    let snapshot = store.load_snapshot()?.expect("a snapshot");
+    let (t, cpu) = timed("Store::load_snapshot (read + JSON parse)", t, cpu);
+    let mut engine = Engine::restore(snapshot)?;
+    let (t, cpu) = timed("Engine::restore", t, cpu);
+    let mut n = 0u64;
+    store.for_each_entry(&mut |_| n += 1)?;
+    let (t, cpu) = timed(&format!("Store::for_each_entry, {n} entries read and parsed, dropped"), t, cpu);
+    let mut commands = Vec::new();
+    store.for_each_entry(&mut |e| {
+        let _ = engine.handle(e.now, e.input);
+        engine.drain_commands(&mut commands);
+        commands.clear();
+    })?;
+    timed("the same, each handled by the engine (replay)", t, cpu);
+    Ok(())
+}
+
+/// [`Driver::recover`] alone, in a fresh process, for its time and memory.
 fn recover(dir: &Path) -> anyhow::Result<()> {
     println!("before: {}", memory());
-    let t = Instant::now();
-    let mut store = RedbStore::open(dir)?;
-    let open = t.elapsed();
-    let (t, cpu) = (Instant::now(), cpu_seconds());
-    let rec = store.load()?;
-    let load = t.elapsed();
-    let load_cpu = cpu_seconds() - cpu;
-    let count = rec.entries.len();
-    drop(rec);
-    drop(store);
-    println!(
-        "RedbStore::open {open:.2?}; Store::load (read + parse, {count} entries) {load:.2?} (CPU {load_cpu:.2} s); {}",
-        memory()
-    );
-
     let (t, cpu) = (Instant::now(), cpu_seconds());
     let store = RedbStore::open(dir)?;
     let driver = Driver::recover(
@@ -177,7 +197,8 @@ fn recover(dir: &Path) -> anyhow::Result<()> {
     let took = t.elapsed();
     let took_cpu = cpu_seconds() - cpu;
     println!(
-        "Driver::recover (open + load + restore + replay) {took:.2?} (CPU {took_cpu:.2} s): {} schedules, {} live jobs; {}",
+        "RedbStore::open + Driver::recover (load + restore + replay) {took:.2?} (CPU {took_cpu:.2} s): \
+         {} schedules, {} live jobs; {}",
         driver.engine().schedule_count(),
         driver.engine().live_jobs(),
         memory()
@@ -198,6 +219,10 @@ fn main() -> anyhow::Result<()> {
             num(4, 500)?.max(1),
         ),
         (Some("recover"), Some(dir)) => recover(Path::new(dir)),
-        _ => anyhow::bail!("usage: restart build DIR [SCHEDULES] [ENTRIES] [ROW] | restart recover DIR"),
+        (Some("phases"), Some(dir)) => phases(Path::new(dir)),
+        _ => anyhow::bail!(
+            "usage: restart build DIR [SCHEDULES] [ENTRIES] [ROW] | restart recover DIR \
+             | restart phases DIR"
+        ),
     }
 }
