@@ -116,7 +116,11 @@ impl Visit for Fields {
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if !event.metadata().target().starts_with("chime_native::driver") {
+        if !event
+            .metadata()
+            .target()
+            .starts_with("chime_native::driver")
+        {
             return;
         }
         let now = wall_ms();
@@ -219,11 +223,16 @@ async fn main() -> anyhow::Result<()> {
 
     let t = Instant::now();
     let mut calls = tokio::task::JoinSet::new();
-    for chunk in (0..schedules).collect::<Vec<_>>().chunks(schedules.div_ceil(256).max(1)) {
+    for chunk in (0..schedules)
+        .collect::<Vec<_>>()
+        .chunks(schedules.div_ceil(256).max(1))
+    {
         let (handle, chunk) = (running.handle().clone(), chunk.to_vec());
         calls.spawn(async move {
             for i in chunk {
-                let r = handle.call(Input::UpsertSchedule(schedule(i, period))).await;
+                let r = handle
+                    .call(Input::UpsertSchedule(schedule(i, period)))
+                    .await;
                 r.expect("driver running").expect("schedule accepted");
             }
         });

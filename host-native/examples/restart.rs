@@ -25,7 +25,7 @@
 //! journal read + parse alone, then read + parse + replay.
 
 use chime_core::{
-    EnqueueRequest, Engine, EngineConfig, Input, JournalEntry, Payload, QueueConfig, Reply,
+    Engine, EngineConfig, EnqueueRequest, Input, JournalEntry, Payload, QueueConfig, Reply,
     ScheduleDef, Timestamp,
 };
 use chime_native::driver::{Driver, DriverConfig, SystemClock};
@@ -92,7 +92,12 @@ fn build(dir: &Path, schedules: usize, entries: usize, row: usize) -> anyhow::Re
     let mut commands = Vec::new();
     engine.drain_commands(&mut commands);
     let mut store = RedbStore::open(dir)?;
-    assert_eq!(store.journal_len(), 0, "{} already holds a store", dir.display());
+    assert_eq!(
+        store.journal_len(),
+        0,
+        "{} already holds a store",
+        dir.display()
+    );
     store.write_snapshot(&engine.snapshot())?;
     println!(
         "snapshot with {} schedules written in {:.2?}",
@@ -173,7 +178,11 @@ fn phases(dir: &Path) -> anyhow::Result<()> {
     let (t, cpu) = timed("Engine::restore", t, cpu);
     let mut n = 0u64;
     store.for_each_entry(&mut |_| n += 1)?;
-    let (t, cpu) = timed(&format!("Store::for_each_entry, {n} entries read and parsed, dropped"), t, cpu);
+    let (t, cpu) = timed(
+        &format!("Store::for_each_entry, {n} entries read and parsed, dropped"),
+        t,
+        cpu,
+    );
     let mut commands = Vec::new();
     store.for_each_entry(&mut |e| {
         let _ = engine.handle(e.now, e.input);
