@@ -148,7 +148,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
 fn schedule(i: usize, period: usize) -> ScheduleDef {
     let spec = if period > 1 {
         format!("{}/{period} * * * * *", i % period)
-    } else if i % 2 == 0 {
+    } else if i.is_multiple_of(2) {
         "@every 1s".to_owned()
     } else {
         "* * * * * *".to_owned()

@@ -63,7 +63,7 @@ fn cpu_seconds() -> f64 {
 }
 
 fn schedule(i: usize) -> ScheduleDef {
-    let (spec, tz) = if i % 2 == 0 {
+    let (spec, tz) = if i.is_multiple_of(2) {
         ("@every 1h".to_owned(), None)
     } else {
         let s = (i / 2) % 86_400;
