@@ -8,7 +8,7 @@ use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::vitals::Vitals;
 use chime_core::{
-    Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp, journal,
+    Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -225,22 +225,32 @@ impl Driver {
         clock: Arc<dyn Clock>,
         config: DriverConfig,
     ) -> Result<Driver, DriverError> {
-        let rec = store.load()?;
-        let base = match rec.snapshot {
+        let base = match store.load_snapshot()? {
             Some(s) => s,
             None => Engine::new(config.engine.clone()).snapshot(),
         };
-        let replayed = journal::replay(base, &rec.entries).map_err(DriverError::Recovery)?;
+        // Replayed as `journal::replay` does (a rejected input is part of
+        // the history and does not stop it), but entry by entry as the
+        // store reads them, without serializing every command and keeping
+        // every reply, which only `chime replay` compares: here the
+        // commands' effects are in the state, and they are dropped.
+        let mut engine = Engine::restore(base).map_err(DriverError::Recovery)?;
+        let mut commands = Vec::new();
+        let replayed = store.for_each_entry(&mut |e| {
+            let _ = engine.handle(e.now, e.input);
+            engine.drain_commands(&mut commands);
+            commands.clear();
+        })?;
         tracing::info!(
-            replayed = rec.entries.len(),
-            schedules = replayed.engine.schedule_count(),
-            live_jobs = replayed.engine.live_jobs(),
+            replayed,
+            schedules = engine.schedule_count(),
+            live_jobs = engine.live_jobs(),
             "recovered"
         );
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared::default());
         Ok(Driver {
-            engine: replayed.engine,
+            engine,
             store,
             clock,
             config,
