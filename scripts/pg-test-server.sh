@@ -48,8 +48,10 @@ fi
 dir="$(mktemp -d "${TMPDIR:-/tmp}/chime-pg.XXXXXX")"
 data="$dir/data"
 started=""
+sleeper=""
 cleanup() {
   local status=$?
+  [ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null || true
   if [ -n "$started" ]; then
     say "stopping the server"
     as_pg "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
@@ -100,5 +102,11 @@ if [ "$#" -gt 0 ]; then
   "$@"
 else
   say "Ctrl-C stops it"
-  while true; do sleep 3600; done
+  # `wait` (unlike a foreground sleep) returns as soon as a signal arrives,
+  # so the traps run at once.
+  while true; do
+    sleep 3600 &
+    sleeper=$!
+    wait "$sleeper" || true
+  done
 fi
