@@ -159,9 +159,10 @@ async fn grants_end_before_the_database_expiry() {
     assert!(r.valid_until.as_millis() < r.db_expires_at_ms, "{r:?}");
 
     // The engine takes the grant and leads until valid_until, not after.
-    let mut cfg_engine = EngineConfig::default();
-    cfg_engine.standalone = false;
-    let mut engine = Engine::new(cfg_engine);
+    let mut engine = Engine::new(EngineConfig {
+        standalone: false,
+        ..EngineConfig::default()
+    });
     let now = pg_support::Wall.now();
     engine
         .handle(now, Input::Leadership(Some(r.leadership())))
