@@ -2,7 +2,8 @@
 # Runs every check and test chime has, on a fresh Debian 12 machine with rustup.
 # Installs what it needs first (idempotent): the wasm32 target, rustfmt, clippy;
 # scripts/build-wasm.sh adds the wasm-bindgen CLI and binaryen, npm ci the
-# JS dev dependencies, and the browser test Debian's chromium.
+# JS dev dependencies, the browser test Debian's chromium, and the tests
+# Debian's postgresql (scripts/pg-test-server.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,12 @@ step "tests"
 # reproducible (export another value, or unset it under plain `cargo test`,
 # to explore further).
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
-cargo test --workspace --locked
+# Under a throwaway PostgreSQL server (scripts/pg-test-server.sh installs
+# Debian's package if missing, runs initdb in a temporary directory as the
+# postgres user, stops it and removes it afterwards). CHIME_REQUIRE_POSTGRES=1
+# makes the Postgres tests fail, not skip, if the server's URL is missing.
+echo "starting a throwaway PostgreSQL on 127.0.0.1 for the Postgres tests"
+CHIME_REQUIRE_POSTGRES=1 scripts/pg-test-server.sh cargo test --workspace --locked
 
 step "golden traces unchanged by the run"
 # A test run must never rewrite its own fixtures (CHIME_BLESS=1 does, on

@@ -20,6 +20,7 @@ pub mod http;
 pub mod http_worker;
 pub mod inspect;
 pub mod metrics;
+pub mod pg;
 pub mod plan;
 pub mod reload;
 pub mod replay;

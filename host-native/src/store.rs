@@ -37,6 +37,27 @@ pub enum StoreError {
     /// Stored data that does not parse (journal line or snapshot).
     #[error("corrupt store: {0}")]
     Corrupt(String),
+    /// A write under a leader epoch that is no longer current: another
+    /// replica took the lease over (or it was released). The write was
+    /// rolled back; this replica must stop acting as leader.
+    #[error(
+        "store write refused: {engine:?} was written under leader epoch {epoch}, \
+         but the lease is now at epoch {current_epoch:?} held by {holder:?} \
+         (this replica was deposed; nothing was written)"
+    )]
+    Fenced {
+        /// The engine (its lease name).
+        engine: String,
+        /// The epoch the write carried.
+        epoch: u64,
+        /// The lease row's epoch (`None`: no lease row).
+        current_epoch: Option<u64>,
+        /// The lease's holder (`None`: released).
+        holder: Option<String>,
+    },
+    /// The PostgreSQL backend failed.
+    #[error(transparent)]
+    Postgres(#[from] crate::pg::PgError),
 }
 
 macro_rules! redb_errors {

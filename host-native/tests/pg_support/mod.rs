@@ -1,0 +1,109 @@
+//! Shared by the Postgres tests: the server's URL from
+//! `CHIME_TEST_DATABASE_URL` (set by `scripts/pg-test-server.sh`), and a
+//! schema of its own per test so the tests run in parallel on one server.
+//!
+//! Without the variable a test prints a notice and passes (a bare `cargo
+//! test` on a machine without Postgres still works), unless
+//! `CHIME_REQUIRE_POSTGRES=1` (set by `scripts/test-all.sh`), where a
+//! missing server must not turn into silently skipped tests.
+#![allow(dead_code)] // each test file uses part of it
+
+use chime_core::Timestamp;
+use chime_native::driver::Clock;
+use chime_native::pg::{LeaderLease, LeaseOptions, PgConfig};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// The server's URL, or `None` (after a notice) to skip.
+pub fn database_url() -> Option<String> {
+    match std::env::var("CHIME_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CHIME_REQUIRE_POSTGRES").as_deref() == Ok("1") => panic!(
+            "CHIME_REQUIRE_POSTGRES=1 but CHIME_TEST_DATABASE_URL is not set: run the \
+             tests under scripts/pg-test-server.sh (scripts/test-all.sh does)"
+        ),
+        _ => {
+            eprintln!(
+                "SKIPPED: CHIME_TEST_DATABASE_URL is not set; \
+                 `scripts/pg-test-server.sh cargo test -p chime-native` runs this test \
+                 against a throwaway PostgreSQL"
+            );
+            None
+        }
+    }
+}
+
+/// A config on a schema no other test (or run) uses: `t_<test>_<pid>_<n>`.
+pub fn config(test: &str) -> Option<PgConfig> {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let url = database_url()?;
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = format!("t_{test}_{}_{n}_{nanos}", std::process::id());
+    assert!(
+        schema.len() <= 63,
+        "test name too long for a schema: {schema}"
+    );
+    Some(PgConfig::new(url).with_schema(schema))
+}
+
+/// Drops the test's schema (best effort: the server is thrown away anyway).
+pub async fn drop_schema(config: &PgConfig) {
+    if let Ok(c) = chime_native::pg::connect(&config.url).await {
+        let _ = c
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
+                config.schema
+            ))
+            .await;
+    }
+}
+
+/// Wall-clock milliseconds: the lease tests compare grants with the
+/// database's clock, which on the test machine is the same clock.
+#[derive(Debug)]
+pub struct Wall;
+
+impl Clock for Wall {
+    fn now(&self) -> Timestamp {
+        chime_native::driver::SystemClock.now()
+    }
+}
+
+/// A lease handle named `engine` for `holder`.
+pub async fn lease(config: &PgConfig, holder: &str, ttl_ms: u64, skew_ms: u64) -> LeaderLease {
+    let options = LeaseOptions {
+        ttl: Duration::from_millis(ttl_ms),
+        skew_allowance: Duration::from_millis(skew_ms),
+    };
+    LeaderLease::connect(config, "engine", holder, options, Arc::new(Wall))
+        .await
+        .unwrap()
+}
+
+/// How many journal rows and snapshot rows the schema holds for `engine`.
+pub async fn rows(config: &PgConfig) -> (i64, i64) {
+    let c = chime_native::pg::connect(&config.url).await.unwrap();
+    let s = &config.schema;
+    let j: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM \"{s}\".chime_journal WHERE engine = 'engine'"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let n: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM \"{s}\".chime_snapshot WHERE engine = 'engine'"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    (j, n)
+}
