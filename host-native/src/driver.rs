@@ -407,7 +407,7 @@ impl Driver {
             match cmd {
                 Command::Fire(f) => tracing::info!(
                     fire = %f.fire_id,
-                    schedule = %f.schedule,
+                    schedule = %f.schedule(),
                     reason = ?f.reason,
                     queue = %f.queue,
                     job = f.job.map(|j| j.0),

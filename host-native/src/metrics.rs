@@ -174,7 +174,7 @@ impl Metrics {
                         reason: fire_reason(f.reason),
                     })
                     .inc();
-                let late_ms = f.fired_at.as_millis() - f.nominal.as_millis();
+                let late_ms = f.fired_at.as_millis() - f.nominal().as_millis();
                 self.lateness.observe(late_ms.max(0) as f64 / 1000.0);
             }
             Command::Event(e) => self.on_event(e),

@@ -205,7 +205,7 @@ fn run_seed(start: u64) {
         }
     };
     for f in fires.values() {
-        mark(f.nominal.as_millis(), "fired");
+        mark(f.nominal().as_millis(), "fired");
     }
     for &(first, last, n) in &skipped {
         assert_eq!((last - first) / 1_000 + 1, n as i64, "a skip run with gaps");

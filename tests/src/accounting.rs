@@ -276,14 +276,14 @@ impl Accounting {
                 self.fires += 1;
                 let id = f.fire_id.to_string();
                 assert!(
-                    f.due_at >= f.nominal && f.fired_at >= f.due_at,
+                    f.due_at >= f.nominal() && f.fired_at >= f.due_at,
                     "{id}: times"
                 );
                 if f.fire_id.extra.is_some() {
-                    let inc = self.incarnation.get(&*f.schedule).copied().unwrap_or(0);
+                    let inc = self.incarnation.get(&*f.schedule()).copied().unwrap_or(0);
                     let fresh = self
                         .extra_ids
-                        .insert((f.schedule.to_string(), inc, id.clone()));
+                        .insert((f.schedule().to_string(), inc, id.clone()));
                     assert!(fresh, "fire id {id} emitted twice");
                     return;
                 }
@@ -291,9 +291,9 @@ impl Accounting {
                     self.grid_ids.insert(id.clone()),
                     "fire id {id} emitted twice"
                 );
-                let b = f.nominal.as_millis();
-                self.schedules.get_mut(&*f.schedule).unwrap().grid_fires += 1;
-                let seg = self.segment(&f.schedule, b);
+                let b = f.nominal().as_millis();
+                self.schedules.get_mut(&*f.schedule()).unwrap().grid_fires += 1;
+                let seg = self.segment(&f.schedule(), b);
                 assert!(seg.grid.on_grid(b), "{id}: not on the grid");
                 seg.runs.push((b, b, 1));
             }

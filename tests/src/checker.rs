@@ -525,7 +525,7 @@ impl Checker {
     /// cancellations, and the new fire's own flight.
     fn overlap_fire(&mut self, f: &chime_core::Fire, input: &Input) {
         let id = f.fire_id.to_string();
-        let name = f.schedule.to_string();
+        let name = f.schedule().to_string();
         let policy = match (f.reason, input) {
             (FireReason::Manual, Input::TriggerSchedule { overlap, .. }) => {
                 let p = overlap.unwrap_or(self.tracks[&name].def.overlap);
@@ -590,7 +590,7 @@ impl Checker {
             Command::Fire(f) => {
                 let id = f.fire_id.to_string();
                 let (nominal, due, fired) = (
-                    f.nominal.as_millis(),
+                    f.nominal().as_millis(),
                     f.due_at.as_millis(),
                     f.fired_at.as_millis(),
                 );
@@ -635,7 +635,7 @@ impl Checker {
                 }
                 let tr = self
                     .tracks
-                    .get_mut(&*f.schedule)
+                    .get_mut(&*f.schedule())
                     .unwrap_or_else(|| panic!("R: {id}: fire of a schedule that does not exist"));
                 tr.fires += 1;
                 let (v0, v1) = tr.versions;

@@ -42,7 +42,7 @@ fn backfilled(spec: &str, from: i64, to: i64) -> Vec<i64> {
         assert_eq!(f.reason, FireReason::Backfill);
         assert_eq!(
             f.fire_id.to_string(),
-            format!("p@{}#b1", f.nominal.as_millis())
+            format!("p@{}#b1", f.nominal().as_millis())
         );
     }
     h.check_replay();
@@ -93,7 +93,7 @@ fn plain_backfill_in_the_past() {
     );
     for f in &fs {
         assert_eq!(f.reason, FireReason::Backfill);
-        assert_eq!(f.due_at, f.nominal);
+        assert_eq!(f.due_at, f.nominal());
         assert_eq!(f.fired_at, t(T0 + 1000));
         assert_eq!(f.version, 1);
         assert!(f.job.is_some());

@@ -131,7 +131,7 @@ fn grant_releases_buffered(h: &mut Harness, epoch: u64) {
     assert_eq!(f.reason, FireReason::Buffered);
     assert_eq!(f.epoch, Epoch(epoch));
     assert_eq!(f.version, 1, "the version it was buffered with");
-    assert_eq!(f.nominal, t(T0));
+    assert_eq!(f.nominal(), t(T0));
     assert_eq!(f.due_at, t(T0));
     assert_eq!(f.fired_at, t(T0 + 9 * MIN));
     let job = h.engine.job(f.job.expect("local job")).unwrap();

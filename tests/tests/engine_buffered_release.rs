@@ -57,7 +57,7 @@ fn released_buffered_fire_keeps_due_time_version_and_payload() {
     let f = fs[0];
     assert_eq!(f.fire_id.to_string(), format!("b@{}", T0 + 2 * MIN));
     assert_eq!(f.reason, FireReason::Buffered);
-    assert_eq!(f.nominal, t(T0 + 2 * MIN));
+    assert_eq!(f.nominal(), t(T0 + 2 * MIN));
     assert_eq!(
         f.due_at,
         t(T0 + 2 * MIN),
@@ -83,7 +83,7 @@ fn released_buffered_fire_keeps_due_time_version_and_payload() {
     );
     let cmds = h.advance(T0 + 4 * MIN);
     let next = fires(&cmds)[0];
-    assert_eq!(next.nominal, t(T0 + 3 * MIN));
+    assert_eq!(next.nominal(), t(T0 + 3 * MIN));
     assert_eq!(next.version, 2);
     assert!(next.due_at <= next.fired_at);
     let job = h.engine.job(next.job.unwrap()).unwrap();

@@ -75,7 +75,7 @@ fn default_skip_collapses_a_backlog_into_one_fire() {
         1,
         "the first selected boundary fires, its job runs"
     );
-    assert_eq!(fired[0].nominal.as_millis(), START + 237 * 2000);
+    assert_eq!(fired[0].nominal().as_millis(), START + 237 * 2000);
     assert!(fired[0].job.is_some());
     let mut sk = skips(&cmds);
     sk.sort();

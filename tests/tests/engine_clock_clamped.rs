@@ -66,7 +66,7 @@ fn an_earlier_now_is_clamped_reported_once_and_never_double_fires() {
     let grid: Vec<i64> = fires(&h.commands)
         .iter()
         .filter(|f| f.fire_id.extra.is_none())
-        .map(|f| f.nominal.as_millis())
+        .map(|f| f.nominal().as_millis())
         .collect();
     assert_eq!(grid, (1..=6).map(|k| T0 + k * 1000).collect::<Vec<_>>());
     let info = h.engine.schedule("c").unwrap();

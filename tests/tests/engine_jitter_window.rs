@@ -39,20 +39,20 @@ fn jitter_wider_than_the_window_fires_every_boundary_on_time() {
     assert_eq!(advances, 48);
     assert_eq!(
         all.iter()
-            .map(|f| f.nominal.as_millis())
+            .map(|f| f.nominal().as_millis())
             .collect::<Vec<_>>(),
         (1..=48).map(|k| T0 + k * HOUR).collect::<Vec<_>>()
     );
     for f in &all {
         assert_eq!(f.fired_at, f.due_at);
         assert_eq!(f.reason, FireReason::Scheduled);
-        let jitter = f.due_at.as_millis() - f.nominal.as_millis();
+        let jitter = f.due_at.as_millis() - f.nominal().as_millis();
         assert!((0..=1_800_000).contains(&jitter), "{jitter}");
     }
     // Non-vacuous: most jitters exceed the 60 s window.
     let wide = all
         .iter()
-        .filter(|f| f.due_at.as_millis() - f.nominal.as_millis() > 60_000)
+        .filter(|f| f.due_at.as_millis() - f.nominal().as_millis() > 60_000)
         .count();
     assert!(wide >= 24, "only {wide} of 48 jitters exceed the window");
     let info = h.engine.schedule("j").unwrap();

@@ -89,7 +89,7 @@ fn buffer_one_keeps_one_and_releases_it_when_the_job_ends() {
     let fired = fires(&cmds);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].reason, FireReason::Buffered);
-    assert_eq!(fired[0].nominal.as_millis(), S + 20_000);
+    assert_eq!(fired[0].nominal().as_millis(), S + 20_000);
     assert_eq!(fired[0].fired_at.as_millis(), S + 31_000);
     assert_eq!(fired[0].fire_id.to_string(), format!("job@{}", S + 20_000));
     let info = h.engine.schedule("job").unwrap();

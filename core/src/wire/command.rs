@@ -9,8 +9,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// One output. Serialized externally tagged, camelCase.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+///
+/// Serialized through [`CommandWire`], which adds the fields a command
+/// does not store because they repeat another (`Enqueue.key` is the fire
+/// id): a burst writes millions of commands, and their size is most of
+/// its memory traffic. Deserializing ignores the repeated fields.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Command {
@@ -25,8 +29,6 @@ pub enum Command {
         queue: Arc<str>,
         /// Payload.
         payload: Payload,
-        /// Idempotency key: the fire id (serialized as its string).
-        key: FireId,
         /// Headers.
         headers: Headers,
         /// Leader epoch; stores reject a stale one.
@@ -51,18 +53,17 @@ pub enum Command {
 }
 
 /// A fire of a schedule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+///
+/// The schedule's name and the grid boundary are parts of the fire id
+/// ([`Fire::schedule`], [`Fire::nominal`]); the wire form (see
+/// [`FireWire`]) spells them out as `schedule` and `nominal` as well.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Fire {
     /// Deterministic id (`<schedule>@<nominal_ms>` for scheduled fires).
     pub fire_id: FireId,
-    /// Schedule name.
-    pub schedule: Arc<str>,
     /// Definition version that fired.
     pub version: u64,
-    /// The grid boundary.
-    pub nominal: Timestamp,
     /// Nominal plus jitter.
     pub due_at: Timestamp,
     /// Engine clock at firing (≥ `due_at`).
@@ -75,6 +76,149 @@ pub struct Fire {
     pub queue: Arc<str>,
     /// The job created in a local queue (`None` for external queues).
     pub job: Option<JobId>,
+}
+
+impl Fire {
+    fn wire(&self) -> FireWire<'_> {
+        FireWire {
+            fire_id: &self.fire_id,
+            schedule: &self.fire_id.schedule,
+            version: self.version,
+            nominal: self.fire_id.nominal,
+            due_at: self.due_at,
+            fired_at: self.fired_at,
+            reason: self.reason,
+            epoch: self.epoch,
+            queue: &self.queue,
+            job: self.job,
+        }
+    }
+
+    /// The TypeScript declaration of the wire form (`type Fire = …`).
+    #[cfg(feature = "ts")]
+    #[doc(hidden)]
+    pub fn ts_decl(cfg: &ts_rs::Config) -> String {
+        <FireWire<'static> as ts_rs::TS>::decl(cfg)
+    }
+
+    /// Schedule name (shared as `fire_id.schedule`).
+    pub fn schedule(&self) -> &str {
+        &self.fire_id.schedule
+    }
+
+    /// The grid boundary.
+    pub fn nominal(&self) -> Timestamp {
+        self.fire_id.nominal
+    }
+}
+
+/// The wire form of a [`Fire`]: its fields in wire order, with the
+/// schedule name and the nominal time taken from the fire id.
+#[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "Fire"))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FireWire<'a> {
+    /// Deterministic id (`<schedule>@<nominal_ms>` for scheduled fires).
+    fire_id: &'a FireId,
+    /// Schedule name.
+    schedule: &'a str,
+    /// Definition version that fired.
+    version: u64,
+    /// The grid boundary.
+    nominal: Timestamp,
+    /// Nominal plus jitter.
+    due_at: Timestamp,
+    /// Engine clock at firing (≥ `due_at`).
+    fired_at: Timestamp,
+    /// Why it fired.
+    reason: FireReason,
+    /// Leader epoch (0 standalone).
+    epoch: Epoch,
+    /// Target queue.
+    queue: &'a str,
+    /// The job created in a local queue (`None` for external queues).
+    job: Option<JobId>,
+}
+
+impl Serialize for Fire {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.wire().serialize(s)
+    }
+}
+
+/// The wire form of a [`Command`]: `Enqueue` carries its idempotency
+/// `key`, which is the fire id.
+#[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "Command"))]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum CommandWire<'a> {
+    Fire(FireWire<'a>),
+    #[serde(rename_all = "camelCase")]
+    Enqueue {
+        /// The fire.
+        fire: &'a FireId,
+        /// External queue.
+        queue: &'a str,
+        /// Payload.
+        payload: &'a Payload,
+        /// Idempotency key: the fire id (serialized as its string).
+        key: &'a FireId,
+        /// Headers.
+        headers: &'a Headers,
+        /// Leader epoch; stores reject a stale one.
+        epoch: Epoch,
+    },
+    #[serde(rename_all = "camelCase")]
+    Wake {
+        /// Queue.
+        queue: &'a str,
+    },
+    #[serde(rename_all = "camelCase")]
+    Cancel {
+        /// Job.
+        job: JobId,
+        /// Why.
+        reason: CancelReason,
+    },
+    Event(&'a Event),
+}
+
+impl Command {
+    /// The TypeScript declaration of the wire form (`type Command = …`).
+    #[cfg(feature = "ts")]
+    #[doc(hidden)]
+    pub fn ts_decl(cfg: &ts_rs::Config) -> String {
+        <CommandWire<'static> as ts_rs::TS>::decl(cfg)
+    }
+}
+
+impl Serialize for Command {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Command::Fire(f) => CommandWire::Fire(f.wire()),
+            Command::Enqueue {
+                fire,
+                queue,
+                payload,
+                headers,
+                epoch,
+            } => CommandWire::Enqueue {
+                fire,
+                queue,
+                payload,
+                key: fire,
+                headers,
+                epoch: *epoch,
+            },
+            Command::Wake { queue } => CommandWire::Wake { queue },
+            Command::Cancel { job, reason } => CommandWire::Cancel {
+                job: *job,
+                reason: *reason,
+            },
+            Command::Event(e) => CommandWire::Event(e),
+        }
+        .serialize(s)
+    }
 }
 
 /// Why a fire happened.
