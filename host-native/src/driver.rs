@@ -176,7 +176,9 @@ impl Handle {
 pub struct DriverConfig {
     /// Config of a fresh engine (ignored when the store has a snapshot).
     pub engine: EngineConfig,
-    /// Write a snapshot (and truncate the journal) after this many entries.
+    /// Write a snapshot (and truncate the journal) once this many entries
+    /// are journaled and the engine has nothing due for a while (see
+    /// nothing is due soon); at 4× this many, at once.
     pub snapshot_every: u64,
     /// Most inputs grouped into one commit.
     pub max_batch: usize,
@@ -190,6 +192,32 @@ impl Default for DriverConfig {
             max_batch: 1024,
         }
     }
+}
+
+/// Whether the driver writes a snapshot now: once `every` entries are
+/// journaled, in a quiet moment, when the engine's next deadline is
+/// `slack_ms` away and a snapshot takes `cost` (the last one's time).
+///
+/// A snapshot stops the driver while the engine's whole state is
+/// serialized and written (tens of milliseconds with many schedules or
+/// remembered keys); taken just before a burst of fires is due, it makes
+/// the burst that much late. So it waits for twice its cost of slack
+/// (nothing due: any time), but not beyond `4 × every` entries, which
+/// bounds the journal and so the replay at restart.
+fn snapshot_due(
+    journal_len: u64,
+    every: u64,
+    slack_ms: Option<i64>,
+    cost: std::time::Duration,
+) -> bool {
+    if journal_len < every {
+        return false;
+    }
+    if journal_len >= every.saturating_mul(4) {
+        return true;
+    }
+    let needed = 2 * i64::try_from(cost.as_millis()).unwrap_or(i64::MAX / 4) + 1;
+    slack_ms.is_none_or(|s| s >= needed)
 }
 
 /// Queues whose `Wake` commands notify a local worker pool.
@@ -206,6 +234,8 @@ pub struct Driver {
     /// `None` once running, so dropping every user handle ends the loop.
     handle: Option<Handle>,
     shared: Arc<Shared>,
+    /// How long the last snapshot took to build and write.
+    snapshot_cost: std::time::Duration,
 }
 
 impl std::fmt::Debug for Driver {
@@ -261,6 +291,7 @@ impl Driver {
                 shared: shared.clone(),
             }),
             shared,
+            snapshot_cost: std::time::Duration::ZERO,
         })
     }
 
@@ -389,9 +420,20 @@ impl Driver {
                     Msg::Stop => {}
                 }
             }
-            if self.store.journal_len() >= self.config.snapshot_every {
+            let slack_ms = self
+                .engine
+                .poll_timeout()
+                .map(|t| t.as_millis() - self.clock.now().as_millis());
+            if snapshot_due(
+                self.store.journal_len(),
+                self.config.snapshot_every,
+                slack_ms,
+                self.snapshot_cost,
+            ) {
+                let started = std::time::Instant::now();
                 self.store.write_snapshot(&self.engine.snapshot())?;
-                tracing::debug!("snapshot written, journal truncated");
+                self.snapshot_cost = started.elapsed();
+                tracing::debug!(took = ?self.snapshot_cost, "snapshot written, journal truncated");
             }
         }
         self.store.write_snapshot(&self.engine.snapshot())?;
@@ -481,5 +523,28 @@ fn log_event(e: &Event) {
             tracing::info!(%schedule, %reason, "schedule completed")
         }
         other => tracing::debug!(event = ?other, "event"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snapshot_due;
+    use std::time::Duration;
+
+    #[test]
+    fn snapshots_wait_for_slack_but_not_forever() {
+        let ms = Duration::from_millis;
+        // Not before `every` entries, however quiet.
+        assert!(!snapshot_due(9, 10, None, ms(0)));
+        // Nothing due: at once.
+        assert!(snapshot_due(10, 10, None, ms(50)));
+        // A fire due in 100 ms and a snapshot that takes 50: too close.
+        assert!(!snapshot_due(10, 10, Some(100), ms(50)));
+        assert!(snapshot_due(10, 10, Some(101), ms(50)));
+        // A backlog (deadline passed) defers it...
+        assert!(!snapshot_due(39, 10, Some(-5), ms(0)));
+        // ...until the journal is 4× `every`.
+        assert!(snapshot_due(40, 10, Some(-5), ms(0)));
+        assert!(snapshot_due(40, 10, Some(0), Duration::MAX));
     }
 }

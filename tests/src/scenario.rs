@@ -189,5 +189,8 @@ pub fn events(cmds: &[Command]) -> Vec<&Event> {
 
 /// Nominal times (ms) of fires.
 pub fn nominals(cmds: &[Command]) -> Vec<i64> {
-    fires(cmds).iter().map(|f| f.nominal().as_millis()).collect()
+    fires(cmds)
+        .iter()
+        .map(|f| f.nominal().as_millis())
+        .collect()
 }
