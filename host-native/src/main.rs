@@ -48,7 +48,8 @@ enum Cmd {
         /// Data directory (created if missing; one daemon at a time).
         #[arg(long, default_value = ".chime-data")]
         data: PathBuf,
-        /// Snapshot (and truncate the journal) every this many entries.
+        /// Snapshot (and truncate the journal) after this many entries, in
+        /// the next quiet moment (nothing due soon); at 4× it, at once.
         #[arg(long, default_value_t = 10_000)]
         snapshot_every: u64,
         /// HTTP listener (/healthz, /metrics, /v1): host:port or `off`
