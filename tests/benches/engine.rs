@@ -200,7 +200,7 @@ fn ten_year_jump(c: &mut Criterion) {
             |mut e| {
                 e.handle(t(later), Input::Advance).unwrap();
                 let hourly = std::iter::from_fn(|| e.poll_command())
-                    .filter(|c| matches!(c, Command::Fire(f) if &*f.schedule() == "hourly"))
+                    .filter(|c| matches!(c, Command::Fire(f) if f.schedule() == "hourly"))
                     .count();
                 assert_eq!(hourly, 1, "the hourly schedule fires in the first advance");
                 e

@@ -280,7 +280,7 @@ impl Accounting {
                     "{id}: times"
                 );
                 if f.fire_id.extra.is_some() {
-                    let inc = self.incarnation.get(&*f.schedule()).copied().unwrap_or(0);
+                    let inc = self.incarnation.get(f.schedule()).copied().unwrap_or(0);
                     let fresh = self
                         .extra_ids
                         .insert((f.schedule().to_string(), inc, id.clone()));
@@ -292,8 +292,8 @@ impl Accounting {
                     "fire id {id} emitted twice"
                 );
                 let b = f.nominal().as_millis();
-                self.schedules.get_mut(&*f.schedule()).unwrap().grid_fires += 1;
-                let seg = self.segment(&f.schedule(), b);
+                self.schedules.get_mut(f.schedule()).unwrap().grid_fires += 1;
+                let seg = self.segment(f.schedule(), b);
                 assert!(seg.grid.on_grid(b), "{id}: not on the grid");
                 seg.runs.push((b, b, 1));
             }

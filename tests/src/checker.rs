@@ -635,7 +635,7 @@ impl Checker {
                 }
                 let tr = self
                     .tracks
-                    .get_mut(&*f.schedule())
+                    .get_mut(f.schedule())
                     .unwrap_or_else(|| panic!("R: {id}: fire of a schedule that does not exist"));
                 tr.fires += 1;
                 let (v0, v1) = tr.versions;

@@ -388,7 +388,7 @@ impl Model {
                             },
                         );
                     } else {
-                        let inc = self.incarnation.get(&*f.schedule()).copied().unwrap_or(0);
+                        let inc = self.incarnation.get(f.schedule()).copied().unwrap_or(0);
                         self.ext_fires.push((f.fire_id.clone(), inc));
                     }
                 }

@@ -58,7 +58,7 @@ fn hourly_fires_in_the_first_advance_after_a_ten_year_jump() {
     let of = |name: &str| -> Vec<i64> {
         fires(&cmds)
             .iter()
-            .filter(|f| &*f.schedule() == name)
+            .filter(|f| f.schedule() == name)
             .map(|f| f.nominal().as_millis())
             .collect()
     };
@@ -73,7 +73,7 @@ fn hourly_fires_in_the_first_advance_after_a_ten_year_jump() {
     );
     let last = fires(&cmds)
         .into_iter()
-        .find(|f| &*f.schedule() == "hourly" && f.nominal() == t(T0 + JUMP))
+        .find(|f| f.schedule() == "hourly" && f.nominal() == t(T0 + JUMP))
         .unwrap();
     assert_eq!(last.reason, FireReason::Scheduled);
     // Per second: the 64 most recent seconds.
