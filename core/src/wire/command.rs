@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// One output. Serialized externally tagged, camelCase.
 ///
-/// Serialized through [`CommandWire`], which adds the fields a command
+/// Serialized through `CommandWire` (crate-private), which adds the fields a command
 /// does not store because they repeat another (`Enqueue.key` is the fire
 /// id): a burst writes millions of commands, and their size is most of
 /// its memory traffic. Deserializing ignores the repeated fields.
@@ -56,7 +56,7 @@ pub enum Command {
 ///
 /// The schedule's name and the grid boundary are parts of the fire id
 /// ([`Fire::schedule`], [`Fire::nominal`]); the wire form (see
-/// [`FireWire`]) spells them out as `schedule` and `nominal` as well.
+/// `FireWire`) spells them out as `schedule` and `nominal` as well.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Fire {
