@@ -81,8 +81,10 @@ export class Engine {
   constructor(config?: Partial<EngineConfig>);
   handle(now: TimeIn, input: InputIn): Reply;
   handleJson(now: TimeIn, inputJson: string): Reply;
-  /** Every pending command, oldest first. */
-  drain(): Command[];
+  /** Pending commands, oldest first: all of them, or at most `max`. */
+  drain(max?: number): Command[];
+  /** Every pending command as JSON text (the golden traces' form). */
+  drainJson(): string;
   /** When `handle(t, 'advance')` next has work, or null. */
   pollTimeout(): number | null;
   readonly clock: number;

@@ -92,6 +92,85 @@ export function tzdbVersion() {
   return raw.tzdbVersion();
 }
 
+// Packed drains (../src/packed.rs): records of numbers, strings as
+// (start, length) ranges of one text. Builds exactly the objects
+// JSON.parse of the JSON form would (tests/packed.test.mjs checks).
+const FIRE = 0;
+const ENQUEUE = 1;
+const JSON_TEXT = 2;
+let reasons;
+let memory;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function unpack(text, nums, count) {
+  const out = new Array(count);
+  let n = 0;
+  // A fire's Enqueue repeats its id, and a run of commands names one
+  // queue: the same ranges, so the same strings.
+  let idStart = -1;
+  let id = '';
+  let queueStart = -1;
+  let queue = '';
+  const str = (start, len) => text.slice(start, start + len);
+  const sameId = (start, len) => {
+    if (start !== idStart) {
+      idStart = start;
+      id = str(start, len);
+    }
+    return id;
+  };
+  const sameQueue = (start, len) => {
+    if (start !== queueStart) {
+      queueStart = start;
+      queue = str(start, len);
+    }
+    return queue;
+  };
+  for (let i = 0; i < nums.length; ) {
+    const tag = nums[i];
+    if (tag === FIRE) {
+      const fireId = sameId(nums[i + 1], nums[i + 2]);
+      const job = nums[i + 12];
+      out[n++] = {
+        fire: {
+          fireId,
+          schedule: fireId.slice(0, nums[i + 3]),
+          version: nums[i + 4],
+          nominal: nums[i + 5],
+          dueAt: nums[i + 6],
+          firedAt: nums[i + 7],
+          reason: reasons[nums[i + 8]],
+          epoch: nums[i + 9],
+          queue: sameQueue(nums[i + 10], nums[i + 11]),
+          job: job < 0 ? null : job,
+        },
+      };
+      i += 13;
+    } else if (tag === ENQUEUE) {
+      const fire = sameId(nums[i + 1], nums[i + 2]);
+      const payloadLen = nums[i + 6];
+      const headersLen = nums[i + 8];
+      out[n++] = {
+        enqueue: {
+          fire,
+          queue: sameQueue(nums[i + 3], nums[i + 4]),
+          payload: payloadLen < 0 ? null : JSON.parse(str(nums[i + 5], payloadLen)),
+          key: fire,
+          headers: headersLen < 0 ? {} : JSON.parse(str(nums[i + 7], headersLen)),
+          epoch: nums[i + 9],
+        },
+      };
+      i += 10;
+    } else if (tag === JSON_TEXT) {
+      out[n++] = JSON.parse(str(nums[i + 1], nums[i + 2]));
+      i += 3;
+    } else {
+      throw new Error(`chime: unknown packed command tag ${tag}`);
+    }
+  }
+  return out;
+}
+
 /**
  * The raw sans-I/O engine: `handle(now, input)` mutates, `drain()` returns
  * every pending command, `pollTimeout()` says when to call
@@ -116,9 +195,25 @@ export class Engine {
     return JSON.parse(call(() => this.#raw.handle(ms, inputJson)));
   }
 
-  /** Every pending command, oldest first (one call into wasm per drain). */
-  drain() {
-    return JSON.parse(this.#raw.drain());
+  /**
+   * Pending commands, oldest first, as plain objects: all of them, or at
+   * most `max` (a host that handles a large advance in bounded chunks
+   * keeps fewer objects alive at once). Three calls into wasm per drain,
+   * however many commands.
+   */
+  drain(max = 0xffffffff) {
+    reasons ??= JSON.parse(raw.fireReasons());
+    const n = this.#raw.drainPacked(max);
+    if (n === 0) return [];
+    const [textAt, textLen, numsAt, numsLen] = this.#raw.packedLayout();
+    const { buffer } = (memory ??= raw.wasmMemory());
+    const text = utf8.decode(new Uint8Array(buffer, textAt, textLen));
+    return unpack(text, new Float64Array(buffer, numsAt, numsLen), n);
+  }
+
+  /** Every pending command as the JSON text of the golden traces. */
+  drainJson() {
+    return this.#raw.drainJson();
   }
 
   /** When `handle(t, 'advance')` next has work (ms), or null. */

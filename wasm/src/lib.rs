@@ -5,9 +5,13 @@
 //! here. The JS package (`js/`) wraps these raw exports with `Date`
 //! handling, `JSON.parse` of results and `ChimeError`; users never see the
 //! raw JSON strings.
-#![forbid(unsafe_code)]
+// Unsafe code only in the allocator (`alloc.rs`, where it is allowed).
+#![deny(unsafe_code)]
 
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+mod alloc;
 mod convert;
+mod packed;
 
 use chime_core::{
     Command, DstPolicy, Engine, EngineConfig, JobId, Snapshot, Spec, SpecError, SpecOptions,
@@ -23,6 +27,8 @@ pub struct JsEngine {
     engine: Engine,
     /// Reused between drains so a steady stream of batches allocates once.
     batch: Vec<Command>,
+    /// The last drain in packed form, until JS takes its numbers.
+    packed: packed::Packed,
 }
 
 impl JsEngine {
@@ -30,6 +36,7 @@ impl JsEngine {
         JsEngine {
             engine,
             batch: Vec::new(),
+            packed: packed::Packed::default(),
         }
     }
 }
@@ -54,12 +61,38 @@ impl JsEngine {
         result(self.engine.handle(now, input))
     }
 
-    /// Every pending command as one JSON array: one boundary crossing and
-    /// one `JSON.parse` per drain, however many commands there are.
-    pub fn drain(&mut self) -> String {
+    /// Every pending command as one JSON array (the journal's and the
+    /// golden traces' form; `drainPacked` is the fast path).
+    #[wasm_bindgen(js_name = drainJson)]
+    pub fn drain_json(&mut self) -> String {
         self.batch.clear();
         self.engine.drain_commands(&mut self.batch);
         to_json(&self.batch)
+    }
+
+    /// Packs up to `max` pending commands, oldest first (see `packed.rs`),
+    /// and returns how many; `packedLayout` then says where they are.
+    #[wasm_bindgen(js_name = drainPacked)]
+    pub fn drain_packed(&mut self, max: u32) -> u32 {
+        self.packed.clear();
+        let mut n = 0;
+        while n < max {
+            let Some(cmd) = self.engine.poll_command() else {
+                break;
+            };
+            self.packed.push(&cmd);
+            n += 1;
+        }
+        n
+    }
+
+    /// Where the last `drainPacked` put its output in wasm memory: text
+    /// address and length in bytes, numbers address and count. JS reads
+    /// them in place (no copy) before its next call into wasm, which may
+    /// move or grow the memory.
+    #[wasm_bindgen(js_name = packedLayout)]
+    pub fn packed_layout(&self) -> Vec<u32> {
+        self.packed.layout()
     }
 
     /// `Engine::poll_timeout` in ms, `undefined` when nothing is pending.
@@ -376,6 +409,19 @@ pub fn tzdb_version() -> String {
 
 /// Counts over 2^32 cannot occur under the default limits; saturate rather
 /// than wrap if a configured limit allows them.
+/// The wasm memory, for reading a packed drain in place.
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// The fire reasons' wire names, in the order of their index in a packed
+/// drain (JSON array).
+#[wasm_bindgen(js_name = fireReasons)]
+pub fn fire_reasons() -> String {
+    packed::fire_reasons()
+}
+
 fn saturate(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
