@@ -5,7 +5,7 @@
 # Installs what it needs first (idempotent): the wasm32 target, the
 # wasm-bindgen CLI at exactly the version in Cargo.lock (the CLI and the
 # library must match, or the glue refuses to load), and binaryen's wasm-opt
-# (-O3 to match the opt-level of the `wasm-release` profile; see Cargo.toml).
+# (-Oz to match the opt-level of the `wasm-release` profile; see Cargo.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +46,7 @@ if command -v wasm-opt >/dev/null; then
   # Before wasm-bindgen, not after: Debian 12's binaryen (108) corrupts the
   # externref table that wasm-bindgen adds. Rust 1.82+ emits these post-MVP
   # features by default.
-  wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$wasm" -o target/wasm-pkg/chime_wasm.wasm
   wasm=target/wasm-pkg/chime_wasm.wasm
