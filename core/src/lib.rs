@@ -69,9 +69,9 @@ mod time;
 mod wire;
 
 // The engine and its persistence.
-pub use engine::Engine;
 pub use engine::outbox::{Delivery, Outbox};
 pub use engine::snapshot::{SNAPSHOT_FORMAT, Snapshot};
+pub use engine::{Engine, validate_input};
 
 /// The journal of inputs: a namespace of functions (`journal::read`,
 /// `journal::write`, `journal::replay`, …) kept as the one public module,
@@ -86,6 +86,7 @@ pub use spec::{
 pub use time::{Timestamp, TimestampOutOfRange};
 
 // The wire types: what a host sends, receives and stores.
+pub use queue::{AfterFailure, after_failure};
 pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
 pub use wire::config::{EngineConfig, Limits};
 pub use wire::error::Error;

@@ -33,6 +33,8 @@
 
 mod backoff;
 mod dedup;
+
+pub use backoff::{AfterFailure, after_failure};
 mod lifecycle;
 mod store;
 mod view;

@@ -32,6 +32,7 @@ use crate::wire::reply::Reply;
 use crate::wire::schedule_def::ScheduleInfo;
 use leadership::Leadership;
 use validate::Prepared;
+pub use validate::validate_input;
 
 /// The engine: schedules, queues, leases and leadership in one
 /// deterministic value that never reads a clock and never performs I/O.

@@ -47,6 +47,16 @@ fn invalid(field: &'static str, message: impl Into<String>) -> Error {
 /// kind, before the engine advances: a refused input then changes nothing,
 /// not even the clock. What needs state (unknown names and jobs, tokens,
 /// limits on what is held) is checked where the input is applied.
+/// Checks `input` exactly as [`Engine::handle`](crate::Engine::handle)
+/// does before it changes anything: the same checks, the same error codes
+/// and fields. For backends that apply some inputs outside the engine (the
+/// Postgres job queues), so a bad input gets the same answer whichever
+/// backend holds the queue. State-dependent refusals (an unknown queue, a
+/// stale token) are the backend's to give.
+pub fn validate_input(input: &Input, config: &EngineConfig, now: Timestamp) -> Result<(), Error> {
+    prepare(input, config, now).map(drop)
+}
+
 pub(crate) fn prepare(
     input: &Input,
     config: &EngineConfig,

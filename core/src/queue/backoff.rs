@@ -1,8 +1,52 @@
-//! Retry backoff: exponential with equal jitter, deterministic.
+//! Retry backoff: exponential with equal jitter, deterministic; and what a
+//! failed attempt leads to.
 
 use crate::det;
 use crate::wire::ids::JobId;
-use crate::wire::queue_config::Backoff;
+use crate::wire::queue_config::{Backoff, QueueConfig};
+
+/// What a failed attempt (a `Fail`, or a lease that expired) leads to.
+///
+/// The one place the rule lives: the engine's queues use it, and so does
+/// every backend that keeps jobs elsewhere (the Postgres queues), so a job
+/// retries at the same instants and dies after the same attempt whichever
+/// backend holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Run again `delay_ms` after the failure (unless the failure named its
+    /// own `retryAt`; one in the past means now).
+    Retry {
+        /// The backoff delay ([`retry_delay_ms`]).
+        delay_ms: i64,
+    },
+    /// Out of attempts: `dead` (kept for redrive) when the queue keeps dead
+    /// letters, else `dropped`.
+    Exhausted {
+        /// The queue's `deadLetter`.
+        dead_letter: bool,
+    },
+}
+
+/// What failed `attempt` (1-based) of `job` leads to, on a queue with
+/// `config`; `max_attempts` is the job's own limit, if it set one.
+#[must_use]
+pub fn after_failure(
+    config: &QueueConfig,
+    max_attempts: Option<u32>,
+    seed: u64,
+    job: JobId,
+    attempt: u32,
+) -> AfterFailure {
+    if attempt >= max_attempts.unwrap_or(config.max_attempts) {
+        AfterFailure::Exhausted {
+            dead_letter: config.dead_letter,
+        }
+    } else {
+        AfterFailure::Retry {
+            delay_ms: retry_delay_ms(config.backoff, seed, job, attempt),
+        }
+    }
+}
 
 /// How long to wait before retrying `job` after its failed `attempt` (1-based).
 ///

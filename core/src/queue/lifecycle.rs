@@ -3,7 +3,7 @@
 //! bounds, and `advance`.
 
 use super::Queues;
-use super::backoff::retry_delay_ms;
+use super::backoff::{AfterFailure, after_failure};
 use super::store::{self, Job};
 use crate::time::Timestamp;
 use crate::wire::command::{Command, Event, Output};
@@ -81,40 +81,42 @@ impl Queues {
         assert_eq!(job.state, JobState::Claimed, "only a claimed job can fail");
         let cfg = &self.queues[&job.queue].config;
         let (attempt, queue) = (job.attempt, job.queue.clone());
-        if attempt >= job.max_attempts(cfg) {
-            let dead_letter = cfg.dead_letter;
-            self.jobs.get_mut(&id).expect("job exists").last_error = Some(error);
-            let state = if dead_letter {
-                JobState::Dead
-            } else {
-                JobState::Dropped
-            };
-            self.finish(now, id, state, out);
-            let q = self.queues.get_mut(&queue).expect("queue exists");
-            if dead_letter {
-                q.totals.dead += 1;
-                out.event(Event::JobDead {
-                    job: id,
-                    queue: queue.clone(),
-                    attempts: attempt,
-                });
-                self.trim_dead(&queue, now, limits, out);
-            } else {
-                q.totals.dropped += 1;
-                out.event(Event::JobDropped {
-                    job: id,
-                    queue,
-                    reason: "exhausted".into(),
-                });
+        let delay_ms = match after_failure(cfg, job.max_attempts, seed, id, attempt) {
+            AfterFailure::Retry { delay_ms } => delay_ms,
+            AfterFailure::Exhausted { dead_letter } => {
+                self.jobs.get_mut(&id).expect("job exists").last_error = Some(error);
+                let state = if dead_letter {
+                    JobState::Dead
+                } else {
+                    JobState::Dropped
+                };
+                self.finish(now, id, state, out);
+                let q = self.queues.get_mut(&queue).expect("queue exists");
+                if dead_letter {
+                    q.totals.dead += 1;
+                    out.event(Event::JobDead {
+                        job: id,
+                        queue: queue.clone(),
+                        attempts: attempt,
+                    });
+                    self.trim_dead(&queue, now, limits, out);
+                } else {
+                    q.totals.dropped += 1;
+                    out.event(Event::JobDropped {
+                        job: id,
+                        queue,
+                        reason: "exhausted".into(),
+                    });
+                }
+                // The dead-letter bound may have dropped it at once (and
+                // retention forgotten it): report where it ended up.
+                let now_state = self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state);
+                return (now_state, None);
             }
-            // The dead-letter bound may have dropped it at once (and retention
-            // forgotten it): report where it ended up.
-            let now_state = self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state);
-            return (now_state, None);
-        }
+        };
         let run_at = match retry_at {
             Some(at) => at.max(now),
-            None => now.saturating_add_ms(retry_delay_ms(cfg.backoff, seed, id, attempt)),
+            None => now.saturating_add_ms(delay_ms),
         };
         let state = if run_at <= now {
             JobState::Available
