@@ -1,7 +1,8 @@
-//! The PostgreSQL backend (first slice of the distributed engine): schema
-//! migrations, the fenced leader lease, and [`PgStore`], the engine's
+//! The PostgreSQL backend (the distributed engine, in slices): schema
+//! migrations, the fenced leader lease, [`PgStore`] (the engine's
 //! snapshot + journal in tables with every write checked against the
-//! writer's lease epoch in the same transaction.
+//! writer's lease epoch in the same transaction), and [`PgQueues`] (job
+//! queues claimed with `FOR UPDATE SKIP LOCKED`).
 //!
 //! Everything lives in one Postgres schema (default `chime`), so several
 //! deployments — or parallel tests — can share one database. Time that
@@ -9,16 +10,18 @@
 //! (`now()`); a replica only ever uses *durations* of its own clock, never
 //! compares its wall clock to the database's (see [`lease`]).
 //!
-//! Not built yet: job queues (`FOR UPDATE SKIP LOCKED`), `LISTEN/NOTIFY`,
-//! transactional enqueue, fires with a unique `(schedule, nominal)` key, and
-//! the multi-replica daemon wiring (`--database`). See `docs/postgres.md`.
+//! Not built yet: transactional enqueue, fires with a unique `(schedule,
+//! nominal)` key, and the multi-replica daemon wiring (`--database`). See
+//! `docs/postgres.md`.
 
 mod bridge;
 pub mod lease;
 pub mod migrate;
+pub mod queue;
 pub mod store;
 
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions};
+pub use queue::{Enqueued, Failed, PgJob, PgQueues, QueueError};
 pub use store::PgStore;
 
 /// Where the backend's tables live.

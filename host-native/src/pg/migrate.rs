@@ -19,10 +19,11 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "leader lease, snapshot and journal",
-    sql: r#"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "leader lease, snapshot and journal",
+        sql: r#"
 -- One row per lease name. holder NULL: released. epoch only grows: every
 -- takeover adds one, and every store write checks it.
 CREATE TABLE {schema}.chime_leader (
@@ -48,7 +49,65 @@ CREATE TABLE {schema}.chime_journal (
     PRIMARY KEY (engine, seq)
 );
 "#,
-}];
+    },
+    Migration {
+        version: 2,
+        name: "job queues",
+        sql: r#"
+-- One row per queue: its QueueConfig JSON (checked by chime-core before it
+-- is stored), the seed of its retry jitter, and the dedup window (a column
+-- so statements can use it without parsing the JSON).
+CREATE TABLE {schema}.chime_queues (
+    name            text   PRIMARY KEY,
+    config          text   NOT NULL,
+    seed            bigint NOT NULL,
+    dedup_window_ms bigint NOT NULL CHECK (dedup_window_ms >= 0)
+);
+-- Jobs. state 'pending' is core's available (run_at <= now()) and
+-- scheduled (run_at > now()); token, worker and lease_until are set only
+-- while claimed. payload and headers are JSON text, kept verbatim.
+CREATE TABLE {schema}.chime_jobs (
+    id           bigserial   PRIMARY KEY,
+    queue        text        NOT NULL REFERENCES {schema}.chime_queues (name),
+    state        text        NOT NULL CHECK (state IN
+                 ('pending', 'claimed', 'completed', 'dead', 'dropped', 'cancelled')),
+    priority     integer     NOT NULL,
+    run_at       timestamptz NOT NULL,
+    attempt      integer     NOT NULL DEFAULT 0 CHECK (attempt >= 0),
+    max_attempts integer     CHECK (max_attempts > 0),
+    payload      text        NOT NULL,
+    headers      text        NOT NULL,
+    key          text,
+    fire         text,
+    token        bigint,
+    worker       text,
+    lease_until  timestamptz,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    finished_at  timestamptz,
+    CHECK ((state = 'claimed') = (token IS NOT NULL AND lease_until IS NOT NULL))
+);
+-- The claim order (priority, then run_at, then id) over waiting jobs only.
+CREATE INDEX chime_jobs_claim ON {schema}.chime_jobs (queue, priority DESC, run_at, id)
+    WHERE state = 'pending';
+-- Lease-expiry rescue.
+CREATE INDEX chime_jobs_lease ON {schema}.chime_jobs (lease_until) WHERE state = 'claimed';
+CREATE INDEX chime_jobs_dead ON {schema}.chime_jobs (queue, finished_at) WHERE state = 'dead';
+-- Idempotency keys per queue: live while their job is (expires_at NULL),
+-- then until expires_at. The primary key makes two enqueues with one key
+-- meet on one row.
+CREATE TABLE {schema}.chime_job_keys (
+    queue      text        NOT NULL,
+    key        text        NOT NULL,
+    job        bigint      NOT NULL,
+    expires_at timestamptz,
+    PRIMARY KEY (queue, key)
+);
+-- Claim tokens: one counter, so a token is never handed out twice.
+CREATE SEQUENCE {schema}.chime_claim_token;
+"#,
+    },
+];
 
 /// The newest schema version this binary knows.
 pub fn latest_version() -> i32 {

@@ -1,0 +1,747 @@
+//! Job queues in PostgreSQL: any replica's workers enqueue, claim,
+//! heartbeat, complete and fail jobs in shared tables.
+//!
+//! The rules are chime-core's, not re-derived here: inputs are checked by
+//! [`chime_core::validate_input`] (same error codes and fields as the
+//! engine), and what a failed attempt leads to — the retry delay with its
+//! deterministic jitter, dead letter or drop — comes from
+//! [`chime_core::after_failure`]. SQL only stores the result.
+//!
+//! - **Claim** takes the first pending jobs in claim order (priority, then
+//!   `run_at`, then id) with `FOR UPDATE SKIP LOCKED`, so concurrent
+//!   claimers on any replica never take the same job and never wait on
+//!   each other; each claim gets a fresh token from one sequence and a
+//!   lease on the **database clock**.
+//! - **Fencing**: heartbeat, complete and fail change a job only `WHERE
+//!   token = $token AND state = 'claimed' AND lease_until > now()`. A worker
+//!   whose lease ran out — or whose job was rescued and claimed again — is
+//!   refused with `lease_lost`, exactly as by the engine.
+//! - **Rescue**: a lease that expired counts as a failed attempt with error
+//!   `lease_expired` ([`PgQueues::rescue_expired`], called periodically by
+//!   every replica; concurrent rescuers are harmless, each job's update is
+//!   conditional on the token it read).
+//! - **Idempotency keys** (`chime_job_keys`): an enqueue with a key that
+//!   is live, or finished less than the queue's `dedupWindowMs` ago,
+//!   returns the existing job. One `INSERT … ON CONFLICT` decides, so two
+//!   replicas enqueueing the same key at once make one job.
+//! - **Wake-ups**: every enqueue and every retry sends `NOTIFY` on
+//!   [`PgQueues::channel`] with the queue name as payload, so idle workers
+//!   can `LISTEN` instead of polling (a poll stays the fallback).
+//!
+//! All statements are single statements (no explicit transactions), so
+//! one connection serves many concurrent callers by pipelining.
+
+use super::{PgConfig, PgError, check_schema, connect, migrate::migrate};
+use chime_core::{
+    AfterFailure, Claimed, EngineConfig, EnqueueRequest, Error as CoreError, FireId, Headers,
+    Input, JobId, LeaseToken, Payload, QueueConfig, Timestamp, after_failure, validate_input,
+};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use tokio_postgres::Client;
+
+/// Why a queue operation did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// Refused, with the same error (and stable code) the engine gives:
+    /// invalid input, unknown queue or job, `lease_lost`.
+    #[error(transparent)]
+    Refused(#[from] CoreError),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] PgError),
+}
+
+/// What [`PgQueues::enqueue`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The job (the existing one when the key matched).
+    pub job: JobId,
+    /// `true`: the key matched a job enqueued before; nothing was added.
+    pub deduplicated: bool,
+}
+
+/// What a failed attempt led to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failed {
+    /// Pending again, runnable from `run_at` (database clock), which is
+    /// `delay_ms` after the failure was recorded.
+    Retry {
+        /// When it runs again.
+        run_at: Timestamp,
+        /// `run_at` minus the database clock at the failure.
+        delay_ms: i64,
+    },
+    /// Out of attempts, kept as a dead letter.
+    Dead,
+    /// Out of attempts on a queue without dead letters.
+    Dropped,
+}
+
+/// One job's row, as the tests and inspection tools see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgJob {
+    /// Its id.
+    pub id: JobId,
+    /// Its queue.
+    pub queue: String,
+    /// `pending`, `claimed`, `completed`, `dead`, `dropped` or `cancelled`.
+    pub state: String,
+    /// Attempts started.
+    pub attempt: u32,
+    /// When it may run (pending) or last became runnable.
+    pub run_at: Timestamp,
+    /// The last failure's error text.
+    pub last_error: Option<String>,
+    /// Its idempotency key.
+    pub key: Option<String>,
+}
+
+/// The job queues of one schema.
+pub struct PgQueues {
+    client: Client,
+    schema: String,
+    channel: String,
+    /// Limits (for input checks) and the seed given to new queues.
+    engine: EngineConfig,
+    /// Queue configs and seeds as read from `chime_queues`; a queue is
+    /// read again when it is not here (another replica declared it).
+    queues: Mutex<BTreeMap<String, (QueueConfig, u64)>>,
+}
+
+impl std::fmt::Debug for PgQueues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgQueues")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which claimed jobs a fenced statement may change: those still within
+/// their lease (a worker's heartbeat, complete, fail) or those past it (the
+/// rescue).
+#[derive(Clone, Copy)]
+enum Lease {
+    Live,
+    Expired,
+}
+
+impl Lease {
+    fn sql(self) -> &'static str {
+        match self {
+            Lease::Live => "lease_until > now()",
+            Lease::Expired => "lease_until <= now()",
+        }
+    }
+}
+
+/// Milliseconds since the epoch of a timestamptz expression (floor).
+fn ms(expr: &str) -> String {
+    format!("floor(extract(epoch from {expr}) * 1000)::bigint")
+}
+
+fn ts(ms: i64) -> Result<Timestamp, QueueError> {
+    Timestamp::from_millis(ms).map_err(|e| {
+        QueueError::Refused(CoreError::InvalidInput {
+            field: "runAt",
+            message: e.to_string(),
+        })
+    })
+}
+
+fn db(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> QueueError {
+    move |e| QueueError::Db(PgError::db(context)(e))
+}
+
+/// An error text cut to `max` bytes on a character boundary (the engine
+/// cuts `Fail` errors the same way).
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl PgQueues {
+    /// Connects (one connection, pipelined), migrates the schema, and uses
+    /// `engine`'s limits for input checks and its seed for new queues.
+    pub async fn connect(config: &PgConfig, engine: EngineConfig) -> Result<PgQueues, PgError> {
+        check_schema(&config.schema)?;
+        let mut client = connect(&config.url).await?;
+        migrate(&mut client, &config.schema).await?;
+        Ok(PgQueues {
+            client,
+            schema: format!("\"{}\"", config.schema),
+            channel: format!("chime_jobs_{}", config.schema),
+            engine,
+            queues: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// The `LISTEN` channel of this schema's wake-ups; each notification's
+    /// payload is a queue name.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// Checks an input as the engine would (the clock is only used by
+    /// inputs these queues do not take).
+    fn validate(&self, input: &Input) -> Result<(), QueueError> {
+        validate_input(input, &self.engine, Timestamp::MIN)?;
+        Ok(())
+    }
+
+    /// Creates or updates a queue (its mode is ignored: a Postgres queue is
+    /// always worked by claimers).
+    pub async fn declare(&self, config: &QueueConfig) -> Result<(), QueueError> {
+        self.validate(&Input::DeclareQueue(config.clone()))?;
+        let json = serde_json::to_string(config).expect("QueueConfig serializes");
+        let seed = self.engine.seed as i64;
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_one(
+                &format!(
+                    "INSERT INTO {s}.chime_queues (name, config, seed, dedup_window_ms)
+                     VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (name) DO UPDATE
+                         SET config = EXCLUDED.config, dedup_window_ms = EXCLUDED.dedup_window_ms
+                     RETURNING seed"
+                ),
+                &[&config.name, &json, &seed, &config.dedup_window_ms],
+            )
+            .await
+            .map_err(db("declaring a queue"))?;
+        let seed: i64 = row.get(0);
+        self.queues
+            .lock()
+            .expect("queue cache lock")
+            .insert(config.name.clone(), (config.clone(), seed as u64));
+        Ok(())
+    }
+
+    /// The queue's config and seed (read from the table when not cached).
+    async fn queue(&self, name: &str) -> Result<(QueueConfig, u64), QueueError> {
+        if let Some(q) = self.queues.lock().expect("queue cache lock").get(name) {
+            return Ok(q.clone());
+        }
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_opt(
+                &format!("SELECT config, seed FROM {s}.chime_queues WHERE name = $1"),
+                &[&name],
+            )
+            .await
+            .map_err(db("reading a queue"))?
+            .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
+        let config: QueueConfig = serde_json::from_str(row.get(0))
+            .map_err(|e| PgError::Thread(format!("queue {name:?}: stored config: {e}")))?;
+        let seed = row.get::<_, i64>(1) as u64;
+        self.queues
+            .lock()
+            .expect("queue cache lock")
+            .insert(name.to_owned(), (config.clone(), seed));
+        Ok((config, seed))
+    }
+
+    /// Adds a job (or finds the one its key names). `runAt` and `delayMs`
+    /// count on the database clock; one in the past means now.
+    pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
+        self.validate(&Input::Enqueue(req.clone()))?;
+        self.queue(&req.queue).await?;
+        let s = &self.schema;
+        let headers = serde_json::to_string(&req.headers).expect("headers serialize");
+        let run_at = req.run_at.map(Timestamp::as_millis);
+        let delay = req.delay_ms.unwrap_or(0);
+        let max_attempts = req.max_attempts.map(|n| n as i32);
+        let run_at_sql = "GREATEST(COALESCE(to_timestamp($3::bigint / 1000.0), \
+                          now() + $4::bigint * interval '1 millisecond'), now())";
+        let Some(key) = &req.key else {
+            let row = self
+                .client
+                .query_one(
+                    &format!(
+                        "WITH j AS (
+                             INSERT INTO {s}.chime_jobs
+                                 (queue, state, priority, run_at, max_attempts, payload, headers)
+                             VALUES ($1, 'pending', $2, {run_at_sql}, $5, $6, $7)
+                             RETURNING id)
+                         SELECT j.id, pg_notify($8, $1) IS NULL FROM j"
+                    ),
+                    &[
+                        &req.queue,
+                        &req.priority,
+                        &run_at,
+                        &delay,
+                        &max_attempts,
+                        &req.payload.as_json(),
+                        &headers,
+                        &self.channel,
+                    ],
+                )
+                .await
+                .map_err(db("enqueueing"))?;
+            return Ok(Enqueued {
+                job: JobId(row.get::<_, i64>(0) as u64),
+                deduplicated: false,
+            });
+        };
+        // The key row decides: inserted (or taken over from an expired
+        // key) means a new job with the id it names; a conflict with a live
+        // key leaves both untouched and the existing job is returned. A
+        // concurrent enqueue of the same key that committed after this
+        // statement's snapshot shows as neither: ask again.
+        for _ in 0..3 {
+            let row = self
+                .client
+                .query_one(
+                    &format!(
+                        "WITH id AS (
+                             SELECT nextval(pg_get_serial_sequence('{s}.chime_jobs', 'id')) AS id),
+                         k AS (
+                             INSERT INTO {s}.chime_job_keys AS k (queue, key, job, expires_at)
+                             SELECT $1, $9, id, NULL FROM id
+                             ON CONFLICT (queue, key) DO UPDATE
+                                 SET job = EXCLUDED.job, expires_at = NULL
+                                 WHERE k.expires_at IS NOT NULL AND k.expires_at <= now()
+                             RETURNING job),
+                         j AS (
+                             INSERT INTO {s}.chime_jobs
+                                 (id, queue, state, priority, run_at, max_attempts, payload,
+                                  headers, key)
+                             SELECT k.job, $1, 'pending', $2, {run_at_sql}, $5, $6, $7, $9 FROM k
+                             RETURNING id),
+                         n AS (SELECT pg_notify($8, $1) FROM j)
+                         SELECT (SELECT id FROM j),
+                                (SELECT job FROM {s}.chime_job_keys WHERE queue = $1 AND key = $9),
+                                (SELECT count(*) FROM n)"
+                    ),
+                    &[
+                        &req.queue,
+                        &req.priority,
+                        &run_at,
+                        &delay,
+                        &max_attempts,
+                        &req.payload.as_json(),
+                        &headers,
+                        &self.channel,
+                        key,
+                    ],
+                )
+                .await
+                .map_err(db("enqueueing with a key"))?;
+            let new: Option<i64> = row.get(0);
+            let existing: Option<i64> = row.get(1);
+            match (new, existing) {
+                (Some(id), _) => {
+                    return Ok(Enqueued {
+                        job: JobId(id as u64),
+                        deduplicated: false,
+                    });
+                }
+                (None, Some(id)) => {
+                    return Ok(Enqueued {
+                        job: JobId(id as u64),
+                        deduplicated: true,
+                    });
+                }
+                (None, None) => continue,
+            }
+        }
+        Err(PgError::Thread(format!("enqueue with key {key:?} kept racing; try again")).into())
+    }
+
+    /// Claims up to `max` runnable jobs of `queue` for `worker`, in claim
+    /// order, each with a fresh token and a lease of `lease_ms` (default:
+    /// the queue's) on the database clock.
+    pub async fn claim(
+        &self,
+        queue: &str,
+        worker: &str,
+        max: u32,
+        lease_ms: Option<i64>,
+    ) -> Result<Vec<Claimed>, QueueError> {
+        self.validate(&Input::Claim {
+            queue: queue.to_owned(),
+            worker: worker.to_owned(),
+            max,
+            lease_ms,
+        })?;
+        let (config, _) = self.queue(queue).await?;
+        let lease = lease_ms.unwrap_or(config.lease_ms);
+        let s = &self.schema;
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "WITH c AS (
+                         SELECT id FROM {s}.chime_jobs
+                         WHERE queue = $1 AND state = 'pending' AND run_at <= now()
+                         ORDER BY priority DESC, run_at, id
+                         LIMIT $3
+                         FOR UPDATE SKIP LOCKED)
+                     UPDATE {s}.chime_jobs j
+                     SET state = 'claimed', attempt = j.attempt + 1, worker = $2,
+                         token = nextval('{s}.chime_claim_token'),
+                         lease_until = now() + $4::bigint * interval '1 millisecond'
+                     FROM c WHERE j.id = c.id
+                     RETURNING j.id, j.token, {lease_until}, j.attempt, j.payload, j.headers,
+                               j.fire, j.priority, {run_at}",
+                    lease_until = ms("j.lease_until"),
+                    run_at = ms("j.run_at"),
+                ),
+                &[&queue, &worker, &i64::from(max), &lease],
+            )
+            .await
+            .map_err(db("claiming"))?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let payload: &str = row.get(4);
+            let headers: &str = row.get(5);
+            let fire: Option<&str> = row.get(6);
+            let order = (
+                std::cmp::Reverse(row.get::<_, i32>(7)),
+                row.get::<_, i64>(8),
+                row.get::<_, i64>(0),
+            );
+            claimed.push((
+                order,
+                Claimed {
+                    job: JobId(row.get::<_, i64>(0) as u64),
+                    token: LeaseToken(row.get::<_, i64>(1) as u64),
+                    deadline: ts(row.get(2))?,
+                    attempt: row.get::<_, i32>(3) as u32,
+                    payload: Payload::from_json(payload)
+                        .map_err(|e| PgError::Thread(format!("stored payload: {e}")))?,
+                    headers: serde_json::from_str::<Headers>(headers)
+                        .map_err(|e| PgError::Thread(format!("stored headers: {e}")))?,
+                    fire: fire.and_then(|f| f.parse::<FireId>().ok()),
+                },
+            ));
+        }
+        // RETURNING has no order: put them back in claim order.
+        claimed.sort_by_key(|c| c.0);
+        Ok(claimed.into_iter().map(|(_, c)| c).collect())
+    }
+
+    /// Why a fenced statement changed no row: the job does not exist
+    /// (`unknown_job`) or is not held with that token (`lease_lost`).
+    async fn refusal(&self, job: JobId) -> QueueError {
+        let s = &self.schema;
+        match self
+            .client
+            .query_opt(
+                &format!("SELECT 1 FROM {s}.chime_jobs WHERE id = $1"),
+                &[&(job.0 as i64)],
+            )
+            .await
+        {
+            Ok(Some(_)) => CoreError::LeaseLost { job }.into(),
+            Ok(None) => CoreError::UnknownJob(job).into(),
+            Err(e) => db("checking a job")(e),
+        }
+    }
+
+    /// Extends a held lease to `lease_ms` (default: the queue's) from now;
+    /// returns the new deadline.
+    pub async fn heartbeat(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        lease_ms: Option<i64>,
+    ) -> Result<Timestamp, QueueError> {
+        self.validate(&Input::Heartbeat {
+            job,
+            token,
+            lease_ms,
+        })?;
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_opt(
+                &format!(
+                    "UPDATE {s}.chime_jobs j
+                     SET lease_until = now() + COALESCE($3::bigint,
+                         (SELECT (q.config::json ->> 'leaseMs')::bigint
+                          FROM {s}.chime_queues q WHERE q.name = j.queue))
+                         * interval '1 millisecond'
+                     WHERE id = $1 AND token = $2 AND state = 'claimed' AND lease_until > now()
+                     RETURNING {}",
+                    ms("lease_until")
+                ),
+                &[&(job.0 as i64), &(token.0 as i64), &lease_ms],
+            )
+            .await
+            .map_err(db("heartbeat"))?;
+        match row {
+            Some(row) => ts(row.get(0)),
+            None => Err(self.refusal(job).await),
+        }
+    }
+
+    /// Marks a held job completed; its key stays remembered for the
+    /// queue's dedup window.
+    pub async fn complete(&self, job: JobId, token: LeaseToken) -> Result<(), QueueError> {
+        let done = self
+            .finish(job, token, "completed", None, Lease::Live)
+            .await?;
+        if done {
+            Ok(())
+        } else {
+            Err(self.refusal(job).await)
+        }
+    }
+
+    /// Ends a job claimed with `token` in `state`; `false` when the fence
+    /// refused.
+    async fn finish(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        state: &str,
+        error: Option<&str>,
+        lease: Lease,
+    ) -> Result<bool, QueueError> {
+        let lease = lease.sql();
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_one(
+                &format!(
+                    "WITH j AS (
+                         UPDATE {s}.chime_jobs
+                         SET state = $3, finished_at = now(), token = NULL, worker = NULL,
+                             lease_until = NULL, last_error = COALESCE($4, last_error)
+                         WHERE id = $1 AND token = $2 AND state = 'claimed' AND {lease}
+                         RETURNING id, queue, key),
+                     k AS (
+                         UPDATE {s}.chime_job_keys k
+                         SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
+                         FROM j, {s}.chime_queues q
+                         WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
+                           AND q.name = j.queue
+                         RETURNING 1)
+                     SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM k)"
+                ),
+                &[&(job.0 as i64), &(token.0 as i64), &state, &error],
+            )
+            .await
+            .map_err(db("finishing a job"))?;
+        Ok(row.get::<_, i64>(0) == 1)
+    }
+
+    /// Records a failed attempt of a held job: retried after core's backoff
+    /// (or at `retry_at`; one in the past means now), or dead / dropped
+    /// when out of attempts.
+    pub async fn fail(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        error: &str,
+        retry_at: Option<Timestamp>,
+    ) -> Result<Failed, QueueError> {
+        self.validate(&Input::Fail {
+            job,
+            token,
+            error: error.to_owned(),
+            retry_at,
+        })?;
+        let error = cut(error, self.engine.limits.text_bytes);
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_opt(
+                &format!(
+                    "SELECT queue, attempt, max_attempts FROM {s}.chime_jobs
+                     WHERE id = $1 AND token = $2 AND state = 'claimed' AND lease_until > now()"
+                ),
+                &[&(job.0 as i64), &(token.0 as i64)],
+            )
+            .await
+            .map_err(db("reading a failed job"))?;
+        let Some(row) = row else {
+            return Err(self.refusal(job).await);
+        };
+        let (queue, attempt, max): (String, i32, Option<i32>) =
+            (row.get(0), row.get(1), row.get(2));
+        match self
+            .settle_failure(
+                job,
+                token,
+                &queue,
+                attempt,
+                max,
+                error,
+                retry_at,
+                Lease::Live,
+            )
+            .await?
+        {
+            Some(failed) => Ok(failed),
+            // The lease ran out between the read and the write.
+            None => Err(CoreError::LeaseLost { job }.into()),
+        }
+    }
+
+    /// Applies core's decision for failed `attempt`; `None` when the job's
+    /// row no longer matches (claimed with `token`, its lease as `lease`).
+    #[allow(clippy::too_many_arguments)]
+    async fn settle_failure(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        queue: &str,
+        attempt: i32,
+        max_attempts: Option<i32>,
+        error: &str,
+        retry_at: Option<Timestamp>,
+        lease: Lease,
+    ) -> Result<Option<Failed>, QueueError> {
+        let (config, seed) = self.queue(queue).await?;
+        let lease_check = lease.sql();
+        let decision = after_failure(
+            &config,
+            max_attempts.map(|n| n as u32),
+            seed,
+            job,
+            attempt as u32,
+        );
+        match decision {
+            AfterFailure::Retry { delay_ms } => {
+                let s = &self.schema;
+                let row = self
+                    .client
+                    .query_opt(
+                        &format!(
+                            "WITH j AS (
+                                 UPDATE {s}.chime_jobs
+                                 SET state = 'pending', token = NULL, worker = NULL,
+                                     lease_until = NULL, last_error = $3,
+                                     run_at = GREATEST(COALESCE(to_timestamp($4::bigint / 1000.0),
+                                         now() + $5::bigint * interval '1 millisecond'), now())
+                                 WHERE id = $1 AND token = $2 AND state = 'claimed'
+                                   AND {lease_check}
+                                 RETURNING queue, run_at)
+                             SELECT {run_at}, {run_at} - {now}, pg_notify($6, j.queue) IS NULL
+                             FROM j",
+                            run_at = ms("j.run_at"),
+                            now = ms("now()"),
+                        ),
+                        &[
+                            &(job.0 as i64),
+                            &(token.0 as i64),
+                            &error,
+                            &retry_at.map(Timestamp::as_millis),
+                            &delay_ms,
+                            &self.channel,
+                        ],
+                    )
+                    .await
+                    .map_err(db("retrying a job"))?;
+                match row {
+                    Some(row) => Ok(Some(Failed::Retry {
+                        run_at: ts(row.get(0))?,
+                        delay_ms: row.get(1),
+                    })),
+                    None => Ok(None),
+                }
+            }
+            AfterFailure::Exhausted { dead_letter } => {
+                let (state, failed) = if dead_letter {
+                    ("dead", Failed::Dead)
+                } else {
+                    ("dropped", Failed::Dropped)
+                };
+                let done = self.finish(job, token, state, Some(error), lease).await?;
+                Ok(done.then_some(failed))
+            }
+        }
+    }
+
+    /// Rescues up to `max` jobs whose lease expired (oldest deadline
+    /// first): each counts as a failed attempt with error
+    /// `lease_expired`. Returns how many this call rescued (another
+    /// replica may rescue some of the same ones; each is rescued once).
+    pub async fn rescue_expired(&self, max: u32) -> Result<u32, QueueError> {
+        let s = &self.schema;
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT id, token, queue, attempt, max_attempts FROM {s}.chime_jobs
+                     WHERE state = 'claimed' AND lease_until <= now()
+                     ORDER BY lease_until, id LIMIT $1"
+                ),
+                &[&i64::from(max)],
+            )
+            .await
+            .map_err(db("finding expired leases"))?;
+        let mut rescued = 0;
+        for row in rows {
+            let job = JobId(row.get::<_, i64>(0) as u64);
+            let token = LeaseToken(row.get::<_, i64>(1) as u64);
+            let queue: String = row.get(2);
+            if self
+                .settle_failure(
+                    job,
+                    token,
+                    &queue,
+                    row.get(3),
+                    row.get(4),
+                    "lease_expired",
+                    None,
+                    Lease::Expired,
+                )
+                .await?
+                .is_some()
+            {
+                rescued += 1;
+            }
+        }
+        Ok(rescued)
+    }
+
+    /// One job's row, `None` if there is none.
+    pub async fn job(&self, job: JobId) -> Result<Option<PgJob>, QueueError> {
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_opt(
+                &format!(
+                    "SELECT id, queue, state, attempt, {}, last_error, key
+                     FROM {s}.chime_jobs WHERE id = $1",
+                    ms("run_at")
+                ),
+                &[&(job.0 as i64)],
+            )
+            .await
+            .map_err(db("reading a job"))?;
+        row.map(|row| {
+            Ok(PgJob {
+                id: JobId(row.get::<_, i64>(0) as u64),
+                queue: row.get(1),
+                state: row.get(2),
+                attempt: row.get::<_, i32>(3) as u32,
+                run_at: ts(row.get(4))?,
+                last_error: row.get(5),
+                key: row.get(6),
+            })
+        })
+        .transpose()
+    }
+
+    /// The database clock, in ms (what leases and `run_at` count on).
+    pub async fn db_now(&self) -> Result<Timestamp, QueueError> {
+        let row = self
+            .client
+            .query_one(&format!("SELECT {}", ms("now()")), &[])
+            .await
+            .map_err(db("reading the clock"))?;
+        ts(row.get(0))
+    }
+}

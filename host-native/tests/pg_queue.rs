@@ -1,0 +1,353 @@
+//! PgQueues on a real PostgreSQL (see `pg_support`): claim order and
+//! SKIP LOCKED, fencing by token, retries at exactly core's backoff, dead
+//! letters and drops, lease-expiry rescue, idempotency keys, the engine's
+//! error codes for bad input, and NOTIFY on enqueue.
+
+mod pg_support;
+
+use chime_core::{
+    AfterFailure, Backoff, EngineConfig, EnqueueRequest, JobId, LeaseToken, Payload, QueueConfig,
+    after_failure,
+};
+use chime_native::pg::{Failed, PgConfig, PgQueues, QueueError};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+async fn queues(cfg: &PgConfig) -> PgQueues {
+    let engine = EngineConfig {
+        seed: 77,
+        ..EngineConfig::default()
+    };
+    PgQueues::connect(cfg, engine).await.unwrap()
+}
+
+fn queue(name: &str) -> QueueConfig {
+    let mut q = QueueConfig::new(name);
+    q.backoff = Backoff {
+        base_ms: 1_000,
+        cap_ms: 60_000,
+    };
+    q.max_attempts = 3;
+    q
+}
+
+fn job(queue: &str, n: u32) -> EnqueueRequest {
+    EnqueueRequest::new(
+        queue,
+        Payload::from_json(&format!("{{\"n\": {n}}}")).unwrap(),
+    )
+}
+
+fn code(e: QueueError) -> &'static str {
+    match e {
+        QueueError::Refused(e) => e.code(),
+        QueueError::Db(e) => panic!("database error: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn claim_order_priority_then_time_then_id_and_payload_verbatim() {
+    let Some(cfg) = pg_support::config("q_order") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    q.declare(&queue("work")).await.unwrap();
+    let low = q.enqueue(&job("work", 1)).await.unwrap().job;
+    let mut high = job("work", 2);
+    high.priority = 5;
+    high.headers.insert("h".into(), "é".into());
+    let high = q.enqueue(&high).await.unwrap().job;
+    let low2 = q.enqueue(&job("work", 3)).await.unwrap().job;
+    let mut later = job("work", 4);
+    later.delay_ms = Some(60_000);
+    q.enqueue(&later).await.unwrap();
+    // Verbatim payload text, not re-formatted.
+    let spaced = EnqueueRequest::new("work", Payload::from_json("{ \"a\" : 1.50 }").unwrap());
+    let spaced = q.enqueue(&spaced).await.unwrap().job;
+
+    let got = q.claim("work", "w1", 10, None).await.unwrap();
+    let ids: Vec<JobId> = got.iter().map(|c| c.job).collect();
+    assert_eq!(
+        ids,
+        vec![high, low, low2, spaced],
+        "delayed job not runnable yet"
+    );
+    assert_eq!(got[0].headers["h"], "é");
+    assert_eq!(got[3].payload.as_json(), "{ \"a\" : 1.50 }");
+    assert!(got.iter().all(|c| c.attempt == 1));
+    let tokens: BTreeSet<LeaseToken> = got.iter().map(|c| c.token).collect();
+    assert_eq!(tokens.len(), 4, "a fresh token per claim");
+    // Lease: the queue's 60 s default, counted on the database clock.
+    let now = q.db_now().await.unwrap().as_millis();
+    let deadline = got[0].deadline.as_millis();
+    assert!(
+        (now + 59_000..=now + 60_000).contains(&deadline),
+        "{deadline} vs {now}"
+    );
+    assert!(q.claim("work", "w1", 10, None).await.unwrap().is_empty());
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn tokens_fence_heartbeat_complete_and_fail() {
+    let Some(cfg) = pg_support::config("q_fence") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    q.declare(&queue("work")).await.unwrap();
+    let id = q.enqueue(&job("work", 1)).await.unwrap().job;
+    let c = q.claim("work", "w1", 1, Some(300)).await.unwrap().remove(0);
+    let stale = LeaseToken(c.token.0 + 1_000);
+    assert_eq!(code(q.complete(id, stale).await.unwrap_err()), "lease_lost");
+    assert_eq!(
+        code(q.heartbeat(id, stale, None).await.unwrap_err()),
+        "lease_lost"
+    );
+    assert_eq!(
+        code(q.fail(id, stale, "x", None).await.unwrap_err()),
+        "lease_lost"
+    );
+    assert_eq!(
+        code(q.complete(JobId(999_999), c.token).await.unwrap_err()),
+        "unknown_job"
+    );
+    // A heartbeat extends; then the lease runs out and the rescue retries it.
+    let extended = q.heartbeat(id, c.token, Some(400)).await.unwrap();
+    assert!(extended > c.deadline);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        code(q.complete(id, c.token).await.unwrap_err()),
+        "lease_lost"
+    );
+    assert_eq!(q.rescue_expired(100).await.unwrap(), 1);
+    assert_eq!(q.rescue_expired(100).await.unwrap(), 0, "rescued once");
+    let row = q.job(id).await.unwrap().unwrap();
+    assert_eq!(row.state, "pending");
+    assert_eq!(row.last_error.as_deref(), Some("lease_expired"));
+    // The rescued worker's token stays dead after the job is claimed again.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let again = q.claim("work", "w2", 1, None).await.unwrap().remove(0);
+    assert_eq!(again.job, id);
+    assert_eq!(again.attempt, 2);
+    assert_eq!(
+        code(q.complete(id, c.token).await.unwrap_err()),
+        "lease_lost"
+    );
+    q.complete(id, again.token).await.unwrap();
+    assert_eq!(q.job(id).await.unwrap().unwrap().state, "completed");
+    assert_eq!(
+        code(q.complete(id, again.token).await.unwrap_err()),
+        "lease_lost"
+    );
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn retries_follow_core_backoff_then_dead_or_dropped() {
+    let Some(cfg) = pg_support::config("q_retry") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    let mut fast = queue("fast");
+    fast.backoff = Backoff {
+        base_ms: 40,
+        cap_ms: 100,
+    };
+    q.declare(&fast).await.unwrap();
+    let mut drop_q = fast.clone();
+    drop_q.name = "drop".into();
+    drop_q.dead_letter = false;
+    drop_q.max_attempts = 1;
+    q.declare(&drop_q).await.unwrap();
+
+    let id = q.enqueue(&job("fast", 1)).await.unwrap().job;
+    for attempt in 1..=3u32 {
+        let c = loop {
+            if let Some(c) = q.claim("fast", "w", 1, None).await.unwrap().pop() {
+                break c;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!((c.job, c.attempt), (id, attempt));
+        let failed = q.fail(id, c.token, "boom", None).await.unwrap();
+        match after_failure(&fast, None, 77, id, attempt) {
+            AfterFailure::Retry { delay_ms } => {
+                // Exactly core's delay for (seed 77, job, attempt).
+                let Failed::Retry { delay_ms: got, .. } = failed else {
+                    panic!("attempt {attempt}: {failed:?}");
+                };
+                assert_eq!(got, delay_ms, "attempt {attempt}");
+            }
+            AfterFailure::Exhausted { dead_letter } => {
+                assert!(dead_letter);
+                assert_eq!(failed, Failed::Dead, "attempt {attempt}");
+            }
+        }
+    }
+    let row = q.job(id).await.unwrap().unwrap();
+    assert_eq!((row.state.as_str(), row.attempt), ("dead", 3));
+    assert_eq!(row.last_error.as_deref(), Some("boom"));
+
+    // retryAt overrides the backoff; one in the past means now.
+    let id2 = q.enqueue(&job("fast", 2)).await.unwrap().job;
+    let c = q.claim("fast", "w", 1, None).await.unwrap().remove(0);
+    let past = chime_core::Timestamp::from_millis(1_000).unwrap();
+    let Failed::Retry { delay_ms, .. } = q.fail(id2, c.token, "later", Some(past)).await.unwrap()
+    else {
+        panic!("retry expected");
+    };
+    assert_eq!(delay_ms, 0);
+    assert_eq!(q.claim("fast", "w", 1, None).await.unwrap()[0].job, id2);
+
+    // Without dead letters the last attempt drops the job.
+    let id3 = q.enqueue(&job("drop", 3)).await.unwrap().job;
+    let c = q.claim("drop", "w", 1, None).await.unwrap().remove(0);
+    assert_eq!(
+        q.fail(id3, c.token, "x", None).await.unwrap(),
+        Failed::Dropped
+    );
+    assert_eq!(q.job(id3).await.unwrap().unwrap().state, "dropped");
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn keys_dedupe_while_live_and_within_the_window() {
+    let Some(cfg) = pg_support::config("q_keys") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    let mut k = queue("k");
+    k.dedup_window_ms = 500;
+    q.declare(&k).await.unwrap();
+    let mut req = job("k", 1);
+    req.key = Some("once".into());
+    let first = q.enqueue(&req).await.unwrap();
+    assert!(!first.deduplicated);
+    let again = q.enqueue(&req).await.unwrap();
+    assert_eq!((again.job, again.deduplicated), (first.job, true));
+    let c = q.claim("k", "w", 5, None).await.unwrap();
+    assert_eq!(c.len(), 1, "one job for one key");
+    q.complete(first.job, c[0].token).await.unwrap();
+    // Finished: still remembered for the window, then a new job.
+    assert_eq!(q.enqueue(&req).await.unwrap().job, first.job);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let fresh = q.enqueue(&req).await.unwrap();
+    assert!(!fresh.deduplicated);
+    assert_ne!(fresh.job, first.job);
+    // Concurrent enqueues of one new key on two connections make one job.
+    let q2 = queues(&cfg).await;
+    let mut race = job("k", 2);
+    race.key = Some("race".into());
+    let (a, b) = tokio::join!(q.enqueue(&race), q2.enqueue(&race));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.job, b.job);
+    assert!(a.deduplicated != b.deduplicated);
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn bad_input_gets_the_engines_error_and_changes_nothing() {
+    let Some(cfg) = pg_support::config("q_bad") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    let mut bad = queue("bad");
+    bad.lease_ms = 0;
+    assert_eq!(code(q.declare(&bad).await.unwrap_err()), "invalid_input");
+    assert_eq!(
+        code(q.enqueue(&job("nope", 1)).await.unwrap_err()),
+        "unknown_queue"
+    );
+    q.declare(&queue("work")).await.unwrap();
+    let big = "x".repeat(EngineConfig::default().limits.payload_bytes + 1);
+    let req = EnqueueRequest::new("work", Payload::from_json(&format!("\"{big}\"")).unwrap());
+    assert_eq!(
+        code(q.enqueue(&req).await.unwrap_err()),
+        "payload_too_large"
+    );
+    let mut both = job("work", 1);
+    both.delay_ms = Some(5);
+    both.run_at = Some(chime_core::Timestamp::from_millis(5).unwrap());
+    assert_eq!(code(q.enqueue(&both).await.unwrap_err()), "invalid_input");
+    assert_eq!(
+        code(q.claim("work", "w", 0, None).await.unwrap_err()),
+        "invalid_input"
+    );
+    assert!(
+        q.claim("work", "w", 10, None).await.unwrap().is_empty(),
+        "nothing was added"
+    );
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn concurrent_claimers_take_every_job_exactly_once() {
+    let Some(cfg) = pg_support::config("q_skip") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    q.declare(&queue("work")).await.unwrap();
+    let mut all = BTreeSet::new();
+    for n in 0..400 {
+        all.insert(q.enqueue(&job("work", n)).await.unwrap().job);
+    }
+    let mut tasks = Vec::new();
+    for w in 0..4 {
+        let cfg = cfg.clone();
+        tasks.push(tokio::spawn(async move {
+            let q = queues(&cfg).await;
+            let mut mine = Vec::new();
+            loop {
+                let got = q.claim("work", &format!("w{w}"), 7, None).await.unwrap();
+                if got.is_empty() {
+                    return mine;
+                }
+                for c in got {
+                    q.complete(c.job, c.token).await.unwrap();
+                    mine.push(c.job);
+                }
+            }
+        }));
+    }
+    let mut seen = Vec::new();
+    for t in tasks {
+        seen.extend(t.await.unwrap());
+    }
+    let unique: BTreeSet<JobId> = seen.iter().copied().collect();
+    assert_eq!(seen.len(), 400, "no job claimed twice");
+    assert_eq!(unique, all, "every job claimed");
+    pg_support::drop_schema(&cfg).await;
+}
+
+#[tokio::test]
+async fn enqueue_notifies_listeners() {
+    let Some(cfg) = pg_support::config("q_notify") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    q.declare(&queue("work")).await.unwrap();
+    let (client, mut connection) = tokio_postgres::connect(&cfg.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        use futures_util::StreamExt;
+        while let Some(Ok(m)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = m {
+                let _ = tx.send((n.channel().to_owned(), n.payload().to_owned()));
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN \"{}\"", q.channel()))
+        .await
+        .unwrap();
+    q.enqueue(&job("work", 1)).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a notification within 5 s")
+        .unwrap();
+    assert_eq!(got, (q.channel().to_owned(), "work".to_owned()));
+    pg_support::drop_schema(&cfg).await;
+}
