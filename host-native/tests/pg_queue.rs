@@ -133,7 +133,19 @@ async fn tokens_fence_heartbeat_complete_and_fail() {
         code(q.complete(id, c.token).await.unwrap_err()),
         "lease_lost"
     );
-    q.complete(id, again.token).await.unwrap();
+    let batch = q
+        .complete_many(&[
+            (id, c.token),
+            (JobId(999_999), again.token),
+            (id, again.token),
+        ])
+        .await
+        .unwrap();
+    let codes: Vec<&str> = batch
+        .into_iter()
+        .map(|r| r.err().map_or("ok", code))
+        .collect();
+    assert_eq!(codes, ["lease_lost", "unknown_job", "ok"]);
     assert_eq!(q.job(id).await.unwrap().unwrap().state, "completed");
     assert_eq!(
         code(q.complete(id, again.token).await.unwrap_err()),
@@ -302,9 +314,18 @@ async fn concurrent_claimers_take_every_job_exactly_once() {
                 if got.is_empty() {
                     return mine;
                 }
-                for c in got {
-                    q.complete(c.job, c.token).await.unwrap();
-                    mine.push(c.job);
+                // Half the workers complete one by one, half in batches.
+                if w % 2 == 0 {
+                    for c in got {
+                        q.complete(c.job, c.token).await.unwrap();
+                        mine.push(c.job);
+                    }
+                } else {
+                    let done: Vec<_> = got.iter().map(|c| (c.job, c.token)).collect();
+                    for r in q.complete_many(&done).await.unwrap() {
+                        r.unwrap();
+                    }
+                    mine.extend(got.iter().map(|c| c.job));
                 }
             }
         }));

@@ -497,6 +497,57 @@ impl PgQueues {
         }
     }
 
+    /// Completes many held jobs in one statement (one commit), as a worker
+    /// pool does with the jobs it finished since its last call; each result
+    /// is [`complete`](Self::complete)'s for that job, in input order.
+    pub async fn complete_many(
+        &self,
+        jobs: &[(JobId, LeaseToken)],
+    ) -> Result<Vec<Result<(), QueueError>>, QueueError> {
+        let ids: Vec<i64> = jobs.iter().map(|(j, _)| j.0 as i64).collect();
+        let tokens: Vec<i64> = jobs.iter().map(|(_, t)| t.0 as i64).collect();
+        let s = &self.schema;
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "WITH done AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS d(id, token)),
+                     j AS (
+                         UPDATE {s}.chime_jobs c
+                         SET state = 'completed', finished_at = now(), token = NULL,
+                             worker = NULL, lease_until = NULL
+                         FROM done
+                         WHERE c.id = done.id AND c.token = done.token AND c.state = 'claimed'
+                           AND c.lease_until > now()
+                         RETURNING c.id, done.token, c.queue, c.key),
+                     k AS (
+                         UPDATE {s}.chime_job_keys k
+                         SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
+                         FROM j, {s}.chime_queues q
+                         WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
+                           AND q.name = j.queue
+                         RETURNING 1)
+                     SELECT j.id, j.token, (SELECT count(*) FROM k) FROM j"
+                ),
+                &[&ids, &tokens],
+            )
+            .await
+            .map_err(db("completing jobs"))?;
+        // By job and token: the same job may come twice, once with a stale
+        // token.
+        let completed: std::collections::BTreeSet<(i64, i64)> =
+            rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut out = Vec::with_capacity(jobs.len());
+        for &(job, token) in jobs {
+            if completed.contains(&(job.0 as i64, token.0 as i64)) {
+                out.push(Ok(()));
+            } else {
+                out.push(Err(self.refusal(job).await));
+            }
+        }
+        Ok(out)
+    }
+
     /// Ends a job claimed with `token` in `state`; `false` when the fence
     /// refused.
     async fn finish(
