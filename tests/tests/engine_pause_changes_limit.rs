@@ -3,11 +3,13 @@
 //! boundary keeps the state it had at its nominal time; a change beyond
 //! the limit is refused with `limit_exceeded` (`pause_changes`) by
 //! `PauseSchedule`, `ResumeSchedule` and a pausing `UpsertSchedule` alike,
-//! and changes nothing; an upsert that leaves the pause state alone is not
-//! limited. With nothing unprocessed (leader, backlog caught up) nothing is
-//! logged and there is no limit.
-//! (Mutation testing: `pause_room` replaced by `Ok(())`, and its
-//! `cursor <= clock` turned into `>`, were not noticed.)
+//! and changes nothing. An upsert that leaves the pause state alone is not
+//! limited, nor one that changes the grid (its unprocessed boundaries are
+//! dropped as `redefined`, so nothing needs logging). With nothing
+//! unprocessed (leader, backlog caught up) nothing is logged and there is
+//! no limit. (Mutation testing: `pause_room` replaced by `Ok(())`, its
+//! `cursor <= clock` turned into `>`, and the upsert's condition for
+//! checking it, were not noticed.)
 
 use chime_core::{
     EngineConfig, Epoch, Error, Event, Input, LeadershipGrant, Limits, Overlap, Reply,
@@ -151,6 +153,20 @@ fn resume_beyond_the_limit_in_a_gap() {
     assert!(
         matches!(r, Reply::ScheduleUpserted { version: 2, .. }),
         "{r:?}"
+    );
+    assert_eq!(status(&h), ScheduleStatus::Paused);
+    // Nor is one that changes the grid, even with the pause flag: the
+    // unprocessed boundaries of the old grid are dropped (`redefined`).
+    let mut d = tick(true);
+    d.spec = "@every 2m".into();
+    let (r, cmds) = h.ok(T0 + 12 * MIN + HALF, Input::UpsertSchedule(d));
+    assert!(
+        matches!(r, Reply::ScheduleUpserted { version: 3, .. }),
+        "{r:?}"
+    );
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Redefined, 11, T0 + 2 * MIN, T0 + 12 * MIN)]
     );
     assert_eq!(status(&h), ScheduleStatus::Paused);
     h.check_replay();
