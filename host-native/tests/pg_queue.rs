@@ -1,7 +1,7 @@
 //! PgQueues on a real PostgreSQL (see `pg_support`): claim order and
 //! SKIP LOCKED, fencing by token, retries at exactly core's backoff, dead
 //! letters and drops, lease-expiry rescue, idempotency keys, the engine's
-//! error codes for bad input, and NOTIFY on enqueue.
+//! error codes for bad input, and debounced NOTIFY on enqueue.
 
 mod pg_support;
 
@@ -370,5 +370,19 @@ async fn enqueue_notifies_listeners() {
         .expect("a notification within 5 s")
         .unwrap();
     assert_eq!(got, (q.channel().to_owned(), "work".to_owned()));
+    // A burst is debounced: far fewer notifications than jobs, and one
+    // arrives after the burst (the last jobs are not left unannounced).
+    for n in 0..200 {
+        q.enqueue(&job("work", n)).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut burst = 0;
+    while rx.try_recv().is_ok() {
+        burst += 1;
+    }
+    assert!(
+        (1..100).contains(&burst),
+        "{burst} notifications for 200 enqueues"
+    );
     pg_support::drop_schema(&cfg).await;
 }
