@@ -102,6 +102,16 @@ pub enum PgError {
         /// Highest version this binary has.
         known: i32,
     },
+    /// A row holds what chime cannot read back (a queue config, payload or
+    /// headers that no longer parse): the table was edited by hand or by a
+    /// newer binary.
+    #[error("unreadable stored data: {0}")]
+    Stored(String),
+    /// A statement kept meeting concurrent writers and gave up after a few
+    /// tries (an enqueue with a key that other replicas are enqueueing and
+    /// finishing at the same moment); the caller may try again.
+    #[error("contended: {0}")]
+    Contended(String),
     /// The backend's own thread or runtime could not be started, or ended.
     #[error("postgres client thread: {0}")]
     Thread(String),

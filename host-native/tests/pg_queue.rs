@@ -386,3 +386,25 @@ async fn enqueue_notifies_listeners() {
     );
     pg_support::drop_schema(&cfg).await;
 }
+
+#[tokio::test]
+async fn a_failure_uses_the_queue_config_in_the_table_not_a_cached_one() {
+    let Some(cfg) = pg_support::config("q_redeclare") else {
+        return;
+    };
+    let a = queues(&cfg).await;
+    let b = queues(&cfg).await;
+    a.declare(&queue("work")).await.unwrap(); // 3 attempts, cached by `a`
+    let id = a.enqueue(&job("work", 1)).await.unwrap().job;
+    let c = a.claim("work", "w", 1, None).await.unwrap().remove(0);
+    // Another replica makes it a one-attempt queue without dead letters.
+    let mut strict = queue("work");
+    strict.max_attempts = 1;
+    strict.dead_letter = false;
+    b.declare(&strict).await.unwrap();
+    assert_eq!(
+        a.fail(id, c.token, "x", None).await.unwrap(),
+        Failed::Dropped
+    );
+    pg_support::drop_schema(&cfg).await;
+}

@@ -172,6 +172,37 @@ impl Lease {
     }
 }
 
+/// A claimed job's failed attempt, read with its queue's config and seed
+/// as they are now (not as cached: another replica may have redeclared the
+/// queue), so core decides with what the table says.
+struct Attempt {
+    job: JobId,
+    token: LeaseToken,
+    queue: String,
+    attempt: u32,
+    max_attempts: Option<u32>,
+    config: QueueConfig,
+    seed: u64,
+}
+
+impl Attempt {
+    /// From a row of `id, token, queue, attempt, max_attempts, config, seed`.
+    fn read(row: &tokio_postgres::Row) -> Result<Attempt, QueueError> {
+        let queue: String = row.get(2);
+        let config = serde_json::from_str(row.get(5))
+            .map_err(|e| PgError::Stored(format!("queue {queue:?}: stored config: {e}")))?;
+        Ok(Attempt {
+            job: JobId(row.get::<_, i64>(0) as u64),
+            token: LeaseToken(row.get::<_, i64>(1) as u64),
+            queue,
+            attempt: row.get::<_, i32>(3) as u32,
+            max_attempts: row.get::<_, Option<i32>>(4).map(|n| n as u32),
+            config,
+            seed: row.get::<_, i64>(6) as u64,
+        })
+    }
+}
+
 /// Milliseconds since the epoch of a timestamptz expression (floor).
 fn ms(expr: &str) -> String {
     format!("floor(extract(epoch from {expr}) * 1000)::bigint")
@@ -344,7 +375,7 @@ impl PgQueues {
             .map_err(db("reading a queue"))?
             .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
         let config: QueueConfig = serde_json::from_str(row.get(0))
-            .map_err(|e| PgError::Thread(format!("queue {name:?}: stored config: {e}")))?;
+            .map_err(|e| PgError::Stored(format!("queue {name:?}: stored config: {e}")))?;
         let seed = row.get::<_, i64>(1) as u64;
         self.queues
             .lock()
@@ -463,7 +494,7 @@ impl PgQueues {
                 (None, None) => continue,
             }
         }
-        Err(PgError::Thread(format!("enqueue with key {key:?} kept racing; try again")).into())
+        Err(PgError::Contended(format!("enqueue with key {key:?}")).into())
     }
 
     /// Claims up to `max` runnable jobs of `queue` for `worker`, in claim
@@ -531,9 +562,9 @@ impl PgQueues {
                     deadline: ts(row.get(2))?,
                     attempt: row.get::<_, i32>(3) as u32,
                     payload: Payload::from_json(payload)
-                        .map_err(|e| PgError::Thread(format!("stored payload: {e}")))?,
+                        .map_err(|e| PgError::Stored(format!("stored payload: {e}")))?,
                     headers: serde_json::from_str::<Headers>(headers)
-                        .map_err(|e| PgError::Thread(format!("stored headers: {e}")))?,
+                        .map_err(|e| PgError::Stored(format!("stored headers: {e}")))?,
                     fire: fire.and_then(|f| f.parse::<FireId>().ok()),
                 },
             ));
@@ -741,8 +772,10 @@ impl PgQueues {
                 &self
                     .stmt("fail_read", || {
                         format!(
-                            "SELECT queue, attempt, max_attempts FROM {s}.chime_jobs
-                     WHERE id = $1 AND token = $2 AND state = 'claimed' AND lease_until > now()"
+                            "SELECT j.id, j.token, j.queue, j.attempt, j.max_attempts, q.config, q.seed
+                     FROM {s}.chime_jobs j JOIN {s}.chime_queues q ON q.name = j.queue
+                     WHERE j.id = $1 AND j.token = $2 AND j.state = 'claimed'
+                       AND j.lease_until > now()"
                         )
                     })
                     .await?,
@@ -753,19 +786,8 @@ impl PgQueues {
         let Some(row) = row else {
             return Err(self.refusal(job).await);
         };
-        let (queue, attempt, max): (String, i32, Option<i32>) =
-            (row.get(0), row.get(1), row.get(2));
         match self
-            .settle_failure(
-                job,
-                token,
-                &queue,
-                attempt,
-                max,
-                error,
-                retry_at,
-                Lease::Live,
-            )
+            .settle_failure(&Attempt::read(&row)?, error, retry_at, Lease::Live)
             .await?
         {
             Some(failed) => Ok(failed),
@@ -774,29 +796,19 @@ impl PgQueues {
         }
     }
 
-    /// Applies core's decision for failed `attempt`; `None` when the job's
-    /// row no longer matches (claimed with `token`, its lease as `lease`).
-    #[allow(clippy::too_many_arguments)]
+    /// Applies core's decision for a failed attempt; `None` when the job's
+    /// row no longer matches (claimed with the attempt's token, its lease
+    /// as `lease`).
     async fn settle_failure(
         &self,
-        job: JobId,
-        token: LeaseToken,
-        queue: &str,
-        attempt: i32,
-        max_attempts: Option<i32>,
+        a: &Attempt,
         error: &str,
         retry_at: Option<Timestamp>,
         lease: Lease,
     ) -> Result<Option<Failed>, QueueError> {
-        let (config, seed) = self.queue(queue).await?;
+        let (job, token, queue) = (a.job, a.token, a.queue.as_str());
         let lease_check = lease.sql();
-        let decision = after_failure(
-            &config,
-            max_attempts.map(|n| n as u32),
-            seed,
-            job,
-            attempt as u32,
-        );
+        let decision = after_failure(&a.config, a.max_attempts, a.seed, job, a.attempt);
         match decision {
             AfterFailure::Retry { delay_ms } => {
                 let s = &self.schema;
@@ -867,9 +879,10 @@ impl PgQueues {
                 &self
                     .stmt("rescue_find", || {
                         format!(
-                            "SELECT id, token, queue, attempt, max_attempts FROM {s}.chime_jobs
-                     WHERE state = 'claimed' AND lease_until <= now()
-                     ORDER BY lease_until, id LIMIT $1"
+                            "SELECT j.id, j.token, j.queue, j.attempt, j.max_attempts, q.config, q.seed
+                     FROM {s}.chime_jobs j JOIN {s}.chime_queues q ON q.name = j.queue
+                     WHERE j.state = 'claimed' AND j.lease_until <= now()
+                     ORDER BY j.lease_until, j.id LIMIT $1"
                         )
                     })
                     .await?,
@@ -879,20 +892,9 @@ impl PgQueues {
             .map_err(db("finding expired leases"))?;
         let mut rescued = 0;
         for row in rows {
-            let job = JobId(row.get::<_, i64>(0) as u64);
-            let token = LeaseToken(row.get::<_, i64>(1) as u64);
-            let queue: String = row.get(2);
+            let attempt = Attempt::read(&row)?;
             if self
-                .settle_failure(
-                    job,
-                    token,
-                    &queue,
-                    row.get(3),
-                    row.get(4),
-                    "lease_expired",
-                    None,
-                    Lease::Expired,
-                )
+                .settle_failure(&attempt, "lease_expired", None, Lease::Expired)
                 .await?
                 .is_some()
             {
