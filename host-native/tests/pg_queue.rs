@@ -356,7 +356,11 @@ async fn enqueue_notifies_listeners() {
         use futures_util::StreamExt;
         while let Some(Ok(m)) = messages.next().await {
             if let tokio_postgres::AsyncMessage::Notification(n) = m {
-                let _ = tx.send((n.channel().to_owned(), n.payload().to_owned()));
+                let _ = tx.send((
+                    n.channel().to_owned(),
+                    n.payload().to_owned(),
+                    std::time::Instant::now(),
+                ));
             }
         }
     });
@@ -369,21 +373,34 @@ async fn enqueue_notifies_listeners() {
         .await
         .expect("a notification within 5 s")
         .unwrap();
-    assert_eq!(got, (q.channel().to_owned(), "work".to_owned()));
-    // A burst is debounced: far fewer notifications than jobs, and one
-    // arrives after the burst (the last jobs are not left unannounced).
+    assert_eq!((got.0, got.1), (q.channel().to_owned(), "work".to_owned()));
+    // A burst is debounced: with one wake-up per second at most, 200
+    // enqueues send a handful, and the last of them arrives after the last
+    // enqueue returned (the jobs at the burst's end are announced too).
+    let q = queues(&cfg).await.with_wake_every(Duration::from_secs(1));
+    while rx.try_recv().is_ok() {}
+    let start = std::time::Instant::now();
     for n in 0..200 {
         q.enqueue(&job("work", n)).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (secs, last_enqueue) = (start.elapsed().as_secs(), std::time::Instant::now());
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     let mut burst = 0;
-    while rx.try_recv().is_ok() {
+    let mut last_wake = None;
+    while let Ok((_, _, at)) = rx.try_recv() {
         burst += 1;
+        last_wake = Some(at);
     }
     assert!(
-        (1..100).contains(&burst),
-        "{burst} notifications for 200 enqueues"
+        last_wake.is_some_and(|at| at > last_enqueue),
+        "no wake-up after the burst"
     );
+    assert!(
+        (1..=secs + 2).contains(&burst),
+        "{burst} notifications for 200 enqueues in {secs} s"
+    );
+    let got = tokio::time::timeout(Duration::from_millis(1_500), rx.recv()).await;
+    assert!(got.is_err(), "no wake-up without an enqueue: {got:?}");
     pg_support::drop_schema(&cfg).await;
 }
 

@@ -37,7 +37,7 @@ use chime_core::{
     AfterFailure, Claimed, EngineConfig, EnqueueRequest, Error as CoreError, FireId, Headers,
     Input, JobId, LeaseToken, Payload, QueueConfig, Timestamp, after_failure, validate_input,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, Statement};
@@ -106,9 +106,8 @@ pub struct PgQueues {
     channel: String,
     /// Limits (for input checks) and the seed given to new queues.
     engine: EngineConfig,
-    /// Queue configs and seeds as read from `chime_queues`; a queue is
-    /// read again when it is not here (another replica declared it).
-    queues: Mutex<BTreeMap<String, (QueueConfig, u64)>>,
+    /// Names of queues known to exist (see [`PgQueues::known_queue`]).
+    queues: Mutex<BTreeSet<String>>,
     /// Per queue: whether a wake-up is on its way, and when the last one
     /// was sent (see [`PgQueues::wake`]).
     wakes: Arc<Mutex<BTreeMap<String, Wake>>>,
@@ -116,6 +115,8 @@ pub struct PgQueues {
     /// per connection instead of on every call (which also saves a round
     /// trip per call).
     statements: Mutex<BTreeMap<&'static str, Statement>>,
+    /// See [`PgQueues::with_wake_every`].
+    wake_every: Duration,
 }
 
 #[derive(Default)]
@@ -124,7 +125,8 @@ struct Wake {
     last: Option<Instant>,
 }
 
-/// At most one `NOTIFY` per queue per this interval from one handle.
+/// By default, at most one `NOTIFY` per queue per this interval from one
+/// handle ([`PgQueues::with_wake_every`]).
 ///
 /// Why not a `NOTIFY` in every enqueue's transaction: PostgreSQL serializes
 /// the commits of notifying transactions (a database-wide lock held
@@ -246,10 +248,21 @@ impl PgQueues {
             schema: format!("\"{}\"", config.schema),
             channel: format!("chime_jobs_{}", config.schema),
             engine,
-            queues: Mutex::new(BTreeMap::new()),
+            queues: Mutex::new(BTreeSet::new()),
             wakes: Arc::default(),
             statements: Mutex::new(BTreeMap::new()),
+            wake_every: WAKE_EVERY,
         })
+    }
+
+    /// Sends at most one wake-up per queue per `every` (default 10 ms):
+    /// longer saves notifications when producers are many, shorter wakes
+    /// idle workers sooner after the first job of a burst (that one is
+    /// always announced at once).
+    #[must_use]
+    pub fn with_wake_every(mut self, every: Duration) -> PgQueues {
+        self.wake_every = every;
+        self
     }
 
     /// The `LISTEN` channel of this schema's wake-ups; each notification's
@@ -260,7 +273,7 @@ impl PgQueues {
 
     /// Sends a wake-up for `queue` after a job became runnable (its insert
     /// or update has committed): at once if none was sent in the last
-    /// [`WAKE_EVERY`], else one at the end of that interval for all the
+    /// wake-up interval, else one at the end of that interval for all the
     /// jobs in between. Best effort: a lost notification costs a worker's
     /// poll interval, never a job.
     fn wake(&self, queue: &str) {
@@ -271,8 +284,9 @@ impl PgQueues {
                 return;
             }
             w.scheduled = true;
-            w.last
-                .map_or(Duration::ZERO, |l| WAKE_EVERY.saturating_sub(l.elapsed()))
+            w.last.map_or(Duration::ZERO, |l| {
+                self.wake_every.saturating_sub(l.elapsed())
+            })
         };
         let (client, wakes) = (self.client.clone(), self.wakes.clone());
         let (channel, queue) = (self.channel.clone(), queue.to_owned());
@@ -329,17 +343,15 @@ impl PgQueues {
         let json = serde_json::to_string(config).expect("QueueConfig serializes");
         let seed = self.engine.seed as i64;
         let s = &self.schema;
-        let row = self
-            .client
-            .query_one(
+        self.client
+            .execute(
                 &self
                     .stmt("declare", || {
                         format!(
                             "INSERT INTO {s}.chime_queues (name, config, seed, dedup_window_ms)
                      VALUES ($1, $2, $3, $4)
                      ON CONFLICT (name) DO UPDATE
-                         SET config = EXCLUDED.config, dedup_window_ms = EXCLUDED.dedup_window_ms
-                     RETURNING seed"
+                         SET config = EXCLUDED.config, dedup_window_ms = EXCLUDED.dedup_window_ms"
                         )
                     })
                     .await?,
@@ -347,26 +359,27 @@ impl PgQueues {
             )
             .await
             .map_err(db("declaring a queue"))?;
-        let seed: i64 = row.get(0);
         self.queues
             .lock()
-            .expect("queue cache lock")
-            .insert(config.name.clone(), (config.clone(), seed as u64));
+            .expect("queue names lock")
+            .insert(config.name.clone());
         Ok(())
     }
 
-    /// The queue's config and seed (read from the table when not cached).
-    async fn queue(&self, name: &str) -> Result<(QueueConfig, u64), QueueError> {
-        if let Some(q) = self.queues.lock().expect("queue cache lock").get(name) {
-            return Ok(q.clone());
+    /// Refuses a queue that was never declared (`unknown_queue`). Queues
+    /// are never removed, so a name seen once is remembered; everything
+    /// else about a queue is read from its row by the statements that
+    /// need it (another replica may redeclare it at any time).
+    async fn known_queue(&self, name: &str) -> Result<(), QueueError> {
+        if self.queues.lock().expect("queue names lock").contains(name) {
+            return Ok(());
         }
         let s = &self.schema;
-        let row = self
-            .client
+        self.client
             .query_opt(
                 &self
                     .stmt("queue", || {
-                        format!("SELECT config, seed FROM {s}.chime_queues WHERE name = $1")
+                        format!("SELECT 1 FROM {s}.chime_queues WHERE name = $1")
                     })
                     .await?,
                 &[&name],
@@ -374,21 +387,18 @@ impl PgQueues {
             .await
             .map_err(db("reading a queue"))?
             .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
-        let config: QueueConfig = serde_json::from_str(row.get(0))
-            .map_err(|e| PgError::Stored(format!("queue {name:?}: stored config: {e}")))?;
-        let seed = row.get::<_, i64>(1) as u64;
         self.queues
             .lock()
-            .expect("queue cache lock")
-            .insert(name.to_owned(), (config.clone(), seed));
-        Ok((config, seed))
+            .expect("queue names lock")
+            .insert(name.to_owned());
+        Ok(())
     }
 
     /// Adds a job (or finds the one its key names). `runAt` and `delayMs`
     /// count on the database clock; one in the past means now.
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
         self.validate(&Input::Enqueue(req.clone()))?;
-        self.queue(&req.queue).await?;
+        self.known_queue(&req.queue).await?;
         let s = &self.schema;
         let headers = serde_json::to_string(&req.headers).expect("headers serialize");
         let run_at = req.run_at.map(Timestamp::as_millis);
@@ -513,8 +523,9 @@ impl PgQueues {
             max,
             lease_ms,
         })?;
-        let (config, _) = self.queue(queue).await?;
-        let lease = lease_ms.unwrap_or(config.lease_ms);
+        // The lease default is read in the statement (the table's config,
+        // whoever declared it last).
+        self.known_queue(queue).await?;
         let s = &self.schema;
         let rows = self
             .client
@@ -531,7 +542,10 @@ impl PgQueues {
                      UPDATE {s}.chime_jobs j
                      SET state = 'claimed', attempt = j.attempt + 1, worker = $2,
                          token = nextval('{s}.chime_claim_token'),
-                         lease_until = now() + $4::bigint * interval '1 millisecond'
+                         lease_until = now() + COALESCE($4::bigint,
+                             (SELECT (q.config::json ->> 'leaseMs')::bigint
+                              FROM {s}.chime_queues q WHERE q.name = $1))
+                             * interval '1 millisecond'
                      FROM c WHERE j.id = c.id
                      RETURNING j.id, j.token, {lease_until}, j.attempt, j.payload, j.headers,
                                j.fire, j.priority, {run_at}",
@@ -540,7 +554,7 @@ impl PgQueues {
                         )
                     })
                     .await?,
-                &[&queue, &worker, &i64::from(max), &lease],
+                &[&queue, &worker, &i64::from(max), &lease_ms],
             )
             .await
             .map_err(db("claiming"))?;
