@@ -106,7 +106,7 @@ pub struct PgQueues {
     channel: String,
     /// Limits (for input checks) and the seed given to new queues.
     engine: EngineConfig,
-    /// Names of queues known to exist (see [`PgQueues::known_queue`]).
+    /// Names of queues known to exist (see [`PgQueues::ensure_queue`]).
     queues: Mutex<BTreeSet<String>>,
     /// Per queue: whether a wake-up is on its way, and when the last one
     /// was sent (see [`PgQueues::wake`]).
@@ -366,27 +366,37 @@ impl PgQueues {
         Ok(())
     }
 
-    /// Refuses a queue that was never declared (`unknown_queue`). Queues
-    /// are never removed, so a name seen once is remembered; everything
-    /// else about a queue is read from its row by the statements that
-    /// need it (another replica may redeclare it at any time).
-    async fn known_queue(&self, name: &str) -> Result<(), QueueError> {
+    /// Makes sure `name` exists, creating it with every default if not —
+    /// as the engine does on the first `Enqueue` that names a queue.
+    /// Queues are never removed, so a name seen once is remembered;
+    /// everything else about a queue is read from its row by the
+    /// statements that need it (another replica may redeclare it).
+    async fn ensure_queue(&self, name: &str) -> Result<(), QueueError> {
         if self.queues.lock().expect("queue names lock").contains(name) {
             return Ok(());
         }
+        let config = QueueConfig::new(name);
+        let json = serde_json::to_string(&config).expect("QueueConfig serializes");
         let s = &self.schema;
         self.client
-            .query_opt(
+            .execute(
                 &self
-                    .stmt("queue", || {
-                        format!("SELECT 1 FROM {s}.chime_queues WHERE name = $1")
+                    .stmt("create_queue", || {
+                        format!(
+                            "INSERT INTO {s}.chime_queues (name, config, seed, dedup_window_ms)
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING"
+                        )
                     })
                     .await?,
-                &[&name],
+                &[
+                    &name,
+                    &json,
+                    &(self.engine.seed as i64),
+                    &config.dedup_window_ms,
+                ],
             )
             .await
-            .map_err(db("reading a queue"))?
-            .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
+            .map_err(db("creating a queue"))?;
         self.queues
             .lock()
             .expect("queue names lock")
@@ -394,11 +404,12 @@ impl PgQueues {
         Ok(())
     }
 
-    /// Adds a job (or finds the one its key names). `runAt` and `delayMs`
+    /// Adds a job (or finds the one its key names), creating the queue
+    /// with every default if it does not exist. `runAt` and `delayMs`
     /// count on the database clock; one in the past means now.
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
         self.validate(&Input::Enqueue(req.clone()))?;
-        self.known_queue(&req.queue).await?;
+        self.ensure_queue(&req.queue).await?;
         let s = &self.schema;
         let headers = serde_json::to_string(&req.headers).expect("headers serialize");
         let run_at = req.run_at.map(Timestamp::as_millis);
@@ -523,9 +534,9 @@ impl PgQueues {
             max,
             lease_ms,
         })?;
-        // The lease default is read in the statement (the table's config,
-        // whoever declared it last).
-        self.known_queue(queue).await?;
+        // A queue that does not exist has no jobs (and is not created:
+        // workers often start before producers). The lease default is read
+        // in the statement (the table's config, whoever declared it last).
         let s = &self.schema;
         let rows = self
             .client

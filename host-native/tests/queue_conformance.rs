@@ -1,0 +1,380 @@
+//! One set of job-queue semantics, run against both backends: the
+//! embedded engine (chime-core's queues, fed the wall clock) and the
+//! Postgres queues (`PgQueues` on a real server, see `pg_support`). Each
+//! scenario is written once against [`Backend`] and must give the same
+//! observable results on both: claim order, attempt numbers, fencing
+//! errors, retry delays, dead letters and drops, idempotency keys, and
+//! the error codes of bad input.
+//!
+//! Covered so far: the queue verbs both backends have (declare, enqueue,
+//! claim, heartbeat, complete, fail). Cancel, redrive, purge and the
+//! schedule semantics join when the Postgres backend has them.
+
+mod pg_support;
+
+use chime_core::{
+    AfterFailure, Backoff, Claimed, Engine, EngineConfig, EnqueueRequest, Input, JobId, JobState,
+    LeaseToken, Payload, QueueConfig, QueueMode, Reply, Timestamp, after_failure,
+};
+use chime_native::pg::{Failed, PgQueues, QueueError};
+use std::sync::Mutex;
+use std::time::Duration;
+
+const SEED: u64 = 4242;
+
+/// What a failed attempt led to, as both backends report it.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Retry { delay_ms: i64 },
+    Dead,
+    Dropped,
+}
+
+/// A backend under test. Errors are the stable codes.
+enum Backend {
+    Engine(Mutex<Engine>),
+    Pg(PgQueues),
+}
+
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn pg_code(e: QueueError) -> &'static str {
+    match e {
+        QueueError::Refused(e) => e.code(),
+        QueueError::Db(e) => panic!("database error: {e}"),
+    }
+}
+
+impl Backend {
+    fn name(&self) -> &'static str {
+        match self {
+            Backend::Engine(_) => "engine",
+            Backend::Pg(_) => "postgres",
+        }
+    }
+
+    /// The engine at the wall clock (never behind its own clock).
+    fn engine(e: &Mutex<Engine>, input: Input) -> Result<Reply, &'static str> {
+        let mut e = e.lock().unwrap();
+        let now = Timestamp::from_millis(wall_ms().max(e.clock().as_millis())).unwrap();
+        e.handle(now, Input::Advance).unwrap();
+        let reply = e.handle(now, input).map_err(|e| e.code());
+        let mut sink = Vec::new();
+        e.drain_commands(&mut sink);
+        reply
+    }
+
+    async fn declare(&self, mut cfg: QueueConfig) {
+        match self {
+            Backend::Engine(e) => {
+                cfg.mode = QueueMode::Local;
+                Backend::engine(e, Input::DeclareQueue(cfg)).unwrap();
+            }
+            Backend::Pg(q) => q.declare(&cfg).await.unwrap(),
+        }
+    }
+
+    async fn enqueue(&self, req: EnqueueRequest) -> Result<(JobId, bool), &'static str> {
+        match self {
+            Backend::Engine(e) => match Backend::engine(e, Input::Enqueue(req))? {
+                Reply::Enqueued { job, deduplicated } => Ok((job, deduplicated)),
+                other => panic!("{other:?}"),
+            },
+            Backend::Pg(q) => q
+                .enqueue(&req)
+                .await
+                .map(|e| (e.job, e.deduplicated))
+                .map_err(pg_code),
+        }
+    }
+
+    async fn claim(
+        &self,
+        queue: &str,
+        max: u32,
+        lease_ms: Option<i64>,
+    ) -> Result<Vec<Claimed>, &'static str> {
+        match self {
+            Backend::Engine(e) => {
+                let input = Input::Claim {
+                    queue: queue.into(),
+                    worker: "w".into(),
+                    max,
+                    lease_ms,
+                };
+                match Backend::engine(e, input)? {
+                    Reply::Claimed { jobs } => Ok(jobs),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Backend::Pg(q) => q.claim(queue, "w", max, lease_ms).await.map_err(pg_code),
+        }
+    }
+
+    async fn complete(&self, job: JobId, token: LeaseToken) -> Result<(), &'static str> {
+        match self {
+            Backend::Engine(e) => Backend::engine(e, Input::Complete { job, token }).map(drop),
+            Backend::Pg(q) => q.complete(job, token).await.map_err(pg_code),
+        }
+    }
+
+    async fn heartbeat(&self, job: JobId, token: LeaseToken) -> Result<(), &'static str> {
+        match self {
+            Backend::Engine(e) => Backend::engine(
+                e,
+                Input::Heartbeat {
+                    job,
+                    token,
+                    lease_ms: None,
+                },
+            )
+            .map(drop),
+            Backend::Pg(q) => q
+                .heartbeat(job, token, None)
+                .await
+                .map(drop)
+                .map_err(pg_code),
+        }
+    }
+
+    async fn fail(&self, job: JobId, token: LeaseToken) -> Result<Outcome, &'static str> {
+        match self {
+            Backend::Engine(e) => {
+                let input = Input::Fail {
+                    job,
+                    token,
+                    error: "boom".into(),
+                    retry_at: None,
+                };
+                match Backend::engine(e, input)? {
+                    Reply::Job {
+                        state: JobState::Dead,
+                        ..
+                    } => Ok(Outcome::Dead),
+                    Reply::Job {
+                        state: JobState::Dropped,
+                        ..
+                    } => Ok(Outcome::Dropped),
+                    Reply::Job {
+                        run_at: Some(at), ..
+                    } => {
+                        // Measured from the clock the Fail was handled at.
+                        let clock = e.lock().unwrap().clock().as_millis();
+                        Ok(Outcome::Retry {
+                            delay_ms: at.as_millis() - clock,
+                        })
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            Backend::Pg(q) => match q.fail(job, token, "boom", None).await.map_err(pg_code)? {
+                Failed::Retry { delay_ms, .. } => Ok(Outcome::Retry { delay_ms }),
+                Failed::Dead => Ok(Outcome::Dead),
+                Failed::Dropped => Ok(Outcome::Dropped),
+            },
+        }
+    }
+}
+
+/// Runs `scenario` on both backends (Postgres only when a server is set up;
+/// see `pg_support`).
+async fn on_both<F, Fut>(test: &str, scenario: F)
+where
+    F: Fn(Backend) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let config = EngineConfig {
+        seed: SEED,
+        ..EngineConfig::default()
+    };
+    scenario(Backend::Engine(Mutex::new(Engine::new(config.clone())))).await;
+    if let Some(pg) = pg_support::config(test) {
+        scenario(Backend::Pg(PgQueues::connect(&pg, config).await.unwrap())).await;
+        pg_support::drop_schema(&pg).await;
+    }
+}
+
+fn queue(name: &str) -> QueueConfig {
+    let mut q = QueueConfig::new(name);
+    q.backoff = Backoff {
+        base_ms: 30,
+        cap_ms: 80,
+    };
+    q.max_attempts = 3;
+    q
+}
+
+fn job(queue: &str, priority: i32) -> EnqueueRequest {
+    let mut r = EnqueueRequest::new(queue, Payload::from_json(&priority.to_string()).unwrap());
+    r.priority = priority;
+    r
+}
+
+/// Claims one job, polling while retries come due.
+async fn claim_one(b: &Backend, queue: &str) -> Claimed {
+    for _ in 0..200 {
+        if let Some(c) = b.claim(queue, 1, None).await.unwrap().pop() {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{}: nothing to claim", b.name());
+}
+
+#[tokio::test]
+async fn claim_order_and_attempts() {
+    on_both("conf_order", |b| async move {
+        b.declare(queue("q")).await;
+        let mut ids = Vec::new();
+        for p in [0, 5, 0, 9, 5] {
+            ids.push(b.enqueue(job("q", p)).await.unwrap().0);
+        }
+        let got = b.claim("q", 10, None).await.unwrap();
+        let order: Vec<JobId> = got.iter().map(|c| c.job).collect();
+        // Priority first, then enqueue order (same run_at: id order).
+        assert_eq!(
+            order,
+            vec![ids[3], ids[1], ids[4], ids[0], ids[2]],
+            "{}",
+            b.name()
+        );
+        assert!(got.iter().all(|c| c.attempt == 1), "{}", b.name());
+        let payloads: Vec<&str> = got.iter().map(|c| c.payload.as_json()).collect();
+        assert_eq!(payloads, ["9", "5", "5", "0", "0"], "{}", b.name());
+        assert!(
+            b.claim("q", 10, None).await.unwrap().is_empty(),
+            "{}",
+            b.name()
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn fencing_errors() {
+    on_both("conf_fence", |b| async move {
+        b.declare(queue("q")).await;
+        let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
+        let c = b.claim("q", 1, None).await.unwrap().remove(0);
+        let stale = LeaseToken(c.token.0 + 100);
+        let n = b.name();
+        assert_eq!(b.complete(id, stale).await, Err("lease_lost"), "{n}");
+        assert_eq!(b.heartbeat(id, stale).await, Err("lease_lost"), "{n}");
+        assert_eq!(b.fail(id, stale).await, Err("lease_lost"), "{n}");
+        assert_eq!(
+            b.complete(JobId(987_654), c.token).await,
+            Err("unknown_job"),
+            "{n}"
+        );
+        assert_eq!(b.heartbeat(id, c.token).await, Ok(()), "{n}");
+        assert_eq!(b.complete(id, c.token).await, Ok(()), "{n}");
+        assert_eq!(b.complete(id, c.token).await, Err("lease_lost"), "{n}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retries_at_core_delays_then_dead_or_dropped() {
+    on_both("conf_retry", |b| async move {
+        let n = b.name();
+        b.declare(queue("q")).await;
+        let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
+        let mut outcomes = Vec::new();
+        for attempt in 1..=3 {
+            let c = claim_one(&b, "q").await;
+            assert_eq!((c.job, c.attempt), (id, attempt), "{n}");
+            outcomes.push(b.fail(id, c.token).await.unwrap());
+        }
+        let cfg = queue("q");
+        let expected: Vec<Outcome> = (1..=3)
+            .map(
+                |attempt| match after_failure(&cfg, None, SEED, id, attempt) {
+                    AfterFailure::Retry { delay_ms } => Outcome::Retry { delay_ms },
+                    AfterFailure::Exhausted { dead_letter: true } => Outcome::Dead,
+                    AfterFailure::Exhausted { dead_letter: false } => Outcome::Dropped,
+                },
+            )
+            .collect();
+        assert_eq!(outcomes, expected, "{n}");
+
+        let mut no_dead = queue("drop");
+        no_dead.dead_letter = false;
+        no_dead.max_attempts = 1;
+        b.declare(no_dead).await;
+        let (id, _) = b.enqueue(job("drop", 0)).await.unwrap();
+        let c = b.claim("drop", 1, None).await.unwrap().remove(0);
+        assert_eq!(b.fail(id, c.token).await, Ok(Outcome::Dropped), "{n}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn idempotency_keys() {
+    on_both("conf_keys", |b| async move {
+        let n = b.name();
+        b.declare(queue("q")).await;
+        let mut req = job("q", 0);
+        req.key = Some("k1".into());
+        let (first, dup) = b.enqueue(req.clone()).await.unwrap();
+        assert!(!dup, "{n}");
+        assert_eq!(b.enqueue(req.clone()).await.unwrap(), (first, true), "{n}");
+        let c = b.claim("q", 10, None).await.unwrap();
+        assert_eq!(c.len(), 1, "{n}");
+        b.complete(first, c[0].token).await.unwrap();
+        // Within the dedup window (24 h by default) after it finished.
+        assert_eq!(b.enqueue(req).await.unwrap(), (first, true), "{n}");
+        let mut other = job("q", 0);
+        other.key = Some("k2".into());
+        assert!(!b.enqueue(other).await.unwrap().1, "{n}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_input_codes_and_implicit_queues() {
+    on_both("conf_bad", |b| async move {
+        let n = b.name();
+        b.declare(queue("q")).await;
+        let limits = EngineConfig::default().limits;
+        let mut cases: Vec<(EnqueueRequest, &str)> = Vec::new();
+        let big = format!("\"{}\"", "x".repeat(limits.payload_bytes));
+        cases.push((
+            EnqueueRequest::new("q", Payload::from_json(&big).unwrap()),
+            "payload_too_large",
+        ));
+        let mut both = job("q", 0);
+        both.delay_ms = Some(1);
+        both.run_at = Some(Timestamp::from_millis(1).unwrap());
+        cases.push((both, "invalid_input"));
+        let mut zero = job("q", 0);
+        zero.max_attempts = Some(0);
+        cases.push((zero, "invalid_input"));
+        let mut long_key = job("q", 0);
+        long_key.key = Some("k".repeat(limits.text_bytes + 1));
+        cases.push((long_key, "invalid_input"));
+        cases.push((job("bad name!", 0), "invalid_name"));
+        for (req, code) in cases {
+            assert_eq!(b.enqueue(req.clone()).await, Err(code), "{n}: {req:?}");
+        }
+        assert_eq!(
+            b.claim("q", 0, None).await.err(),
+            Some("invalid_input"),
+            "{n}"
+        );
+        assert_eq!(
+            b.claim("q", 1, Some(0)).await.err(),
+            Some("invalid_input"),
+            "{n}"
+        );
+        assert!(
+            b.claim("q", 10, None).await.unwrap().is_empty(),
+            "{n}: nothing added"
+        );
+    })
+    .await;
+}
