@@ -32,7 +32,7 @@ enum Outcome {
 
 /// A backend under test. Errors are the stable codes.
 enum Backend {
-    Engine(Mutex<Engine>),
+    Engine(Box<Mutex<Engine>>),
     Pg(PgQueues),
 }
 
@@ -192,7 +192,10 @@ where
         seed: SEED,
         ..EngineConfig::default()
     };
-    scenario(Backend::Engine(Mutex::new(Engine::new(config.clone())))).await;
+    scenario(Backend::Engine(Box::new(Mutex::new(Engine::new(
+        config.clone(),
+    )))))
+    .await;
     if let Some(pg) = pg_support::config(test) {
         scenario(Backend::Pg(PgQueues::connect(&pg, config).await.unwrap())).await;
         pg_support::drop_schema(&pg).await;
