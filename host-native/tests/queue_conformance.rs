@@ -33,7 +33,7 @@ enum Outcome {
 /// A backend under test. Errors are the stable codes.
 enum Backend {
     Engine(Box<Mutex<Engine>>),
-    Pg(PgQueues),
+    Pg(Box<PgQueues>),
 }
 
 fn wall_ms() -> i64 {
@@ -197,7 +197,10 @@ where
     )))))
     .await;
     if let Some(pg) = pg_support::config(test) {
-        scenario(Backend::Pg(PgQueues::connect(&pg, config).await.unwrap())).await;
+        scenario(Backend::Pg(Box::new(
+            PgQueues::connect(&pg, config).await.unwrap(),
+        )))
+        .await;
         pg_support::drop_schema(&pg).await;
     }
 }
