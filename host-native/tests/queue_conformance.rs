@@ -7,7 +7,7 @@
 //! the error codes of bad input.
 //!
 //! Covered so far: the queue verbs both backends have (declare, enqueue,
-//! claim, heartbeat, complete, fail). Cancel, redrive, purge and the
+//! claim, heartbeat, complete, fail, cancel). Redrive, purge and the
 //! schedule semantics join when the Postgres backend has them.
 
 mod pg_support;
@@ -120,6 +120,13 @@ impl Backend {
         match self {
             Backend::Engine(e) => Backend::engine(e, Input::Complete { job, token }).map(drop),
             Backend::Pg(q) => q.complete(job, token).await.map_err(pg_code),
+        }
+    }
+
+    async fn cancel(&self, job: JobId) -> Result<(), &'static str> {
+        match self {
+            Backend::Engine(e) => Backend::engine(e, Input::CancelJob { job }).map(drop),
+            Backend::Pg(q) => q.cancel(job).await.map_err(pg_code),
         }
     }
 
@@ -381,6 +388,30 @@ async fn bad_input_codes_and_implicit_queues() {
             b.claim("q", 10, None).await.unwrap().is_empty(),
             "{n}: nothing added"
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cancel() {
+    on_both("conf_cancel", |b| async move {
+        let n = b.name();
+        b.declare(queue("q")).await;
+        let (pending, _) = b.enqueue(job("q", 0)).await.unwrap();
+        let (running, _) = b.enqueue(job("q", 1)).await.unwrap();
+        let c = b.claim("q", 1, None).await.unwrap().remove(0);
+        assert_eq!(c.job, running, "{n}");
+        assert_eq!(b.cancel(pending).await, Ok(()), "{n}");
+        assert_eq!(b.cancel(running).await, Ok(()), "{n}");
+        // The cancelled pending job never runs; the running one's token is void.
+        assert!(b.claim("q", 10, None).await.unwrap().is_empty(), "{n}");
+        assert_eq!(b.complete(running, c.token).await, Err("lease_lost"), "{n}");
+        assert_eq!(b.cancel(running).await, Err("invalid_state"), "{n}");
+        assert_eq!(b.cancel(JobId(987_654)).await, Err("unknown_job"), "{n}");
+        let (done, _) = b.enqueue(job("q", 0)).await.unwrap();
+        let c = b.claim("q", 1, None).await.unwrap().remove(0);
+        b.complete(done, c.token).await.unwrap();
+        assert_eq!(b.cancel(done).await, Err("invalid_state"), "{n}");
     })
     .await;
 }

@@ -35,7 +35,8 @@
 use super::{PgConfig, PgError, check_schema, connect, migrate::migrate};
 use chime_core::{
     AfterFailure, Claimed, EngineConfig, EnqueueRequest, Error as CoreError, FireId, Headers,
-    Input, JobId, LeaseToken, Payload, QueueConfig, Timestamp, after_failure, validate_input,
+    Input, JobId, JobState, LeaseToken, Payload, QueueConfig, Timestamp, after_failure,
+    validate_input,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -202,6 +203,17 @@ impl Attempt {
             config,
             seed: row.get::<_, i64>(6) as u64,
         })
+    }
+}
+
+/// The wire name of an ended job's stored state.
+fn terminal_name(state: &str) -> &'static str {
+    match state {
+        "completed" => JobState::Completed.as_str(),
+        "dead" => JobState::Dead.as_str(),
+        "dropped" => JobState::Dropped.as_str(),
+        "cancelled" => JobState::Cancelled.as_str(),
+        _ => "unknown",
     }
 }
 
@@ -729,6 +741,56 @@ impl PgQueues {
             }
         }
         Ok(out)
+    }
+
+    /// Cancels a job that has not ended: a pending one never runs, a
+    /// claimed one's token is void from now on (its worker's heartbeat or
+    /// completion is `lease_lost`). An ended job is `invalid_state`, as in
+    /// the engine.
+    pub async fn cancel(&self, job: JobId) -> Result<(), QueueError> {
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_one(
+                &self
+                    .stmt("cancel", || {
+                        format!(
+                            "WITH prev AS (
+                                 SELECT id, state FROM {s}.chime_jobs WHERE id = $1 FOR UPDATE),
+                             j AS (
+                                 UPDATE {s}.chime_jobs c
+                                 SET state = 'cancelled', finished_at = now(), token = NULL,
+                                     worker = NULL, lease_until = NULL
+                                 FROM prev
+                                 WHERE c.id = prev.id AND prev.state IN ('pending', 'claimed')
+                                 RETURNING c.id, c.queue, c.key),
+                             k AS (
+                                 UPDATE {s}.chime_job_keys k
+                                 SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
+                                 FROM j, {s}.chime_queues q
+                                 WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
+                                   AND q.name = j.queue
+                                 RETURNING 1)
+                             SELECT (SELECT state FROM prev), (SELECT count(*) FROM j),
+                                    (SELECT count(*) FROM k)"
+                        )
+                    })
+                    .await?,
+                &[&(job.0 as i64)],
+            )
+            .await
+            .map_err(db("cancelling a job"))?;
+        let state: Option<String> = row.get(0);
+        match (state.as_deref(), row.get::<_, i64>(1)) {
+            (None, _) => Err(CoreError::UnknownJob(job).into()),
+            (Some(_), 1) => Ok(()),
+            (Some(state), _) => Err(CoreError::InvalidState {
+                job,
+                state: terminal_name(state),
+                op: "cancel",
+            }
+            .into()),
+        }
     }
 
     /// Ends a job claimed with `token` in `state`; `false` when the fence
