@@ -4,11 +4,12 @@
 //!
 //! ```sh
 //! scripts/pg-test-server.sh cargo run --release -p chime-native --example pg_throughput -- \
-//!     [JOBS] [REPLICAS] [WORKERS_PER_REPLICA] [BATCH] [PRODUCERS]
+//!     [JOBS] [REPLICAS] [WORKERS_PER_REPLICA] [BATCH] [PRODUCERS] [ENQUEUE_BATCH]
 //! ```
 //!
 //! Defaults: 50,000 jobs, 1 replica, 4 workers per replica, batches of 64,
-//! 16 producers. The database is `CHIME_TEST_DATABASE_URL` (set by
+//! 16 producers enqueueing one job per statement (`ENQUEUE_BATCH` > 1: that
+//! many per `enqueue_many` statement). The database is `CHIME_TEST_DATABASE_URL` (set by
 //! `scripts/pg-test-server.sh`: a throwaway server on this machine, fsync
 //! on). A "replica" is a set of worker connections with its own
 //! `PgQueues` handles, as a `chime` process would hold; all replicas run in
@@ -64,6 +65,7 @@ async fn main() {
     let workers = arg(3, 4);
     let batch = arg(4, 64) as u32;
     let producers = arg(5, 16);
+    let enqueue_batch = arg(6, 1).max(1) as usize;
     let url = std::env::var("CHIME_TEST_DATABASE_URL")
         .expect("run under scripts/pg-test-server.sh (CHIME_TEST_DATABASE_URL)");
     let config = PgConfig::new(url).with_schema(format!("bench_{}", std::process::id()));
@@ -82,10 +84,16 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             let q = PgQueues::connect(&config, engine).await.unwrap();
             let payload = Payload::from_json(r#"{"n":1}"#).unwrap();
-            for _ in 0..share {
-                q.enqueue(&EnqueueRequest::new("bench", payload.clone()))
-                    .await
-                    .unwrap();
+            let mut left = share as usize;
+            while left > 0 {
+                let n = left.min(enqueue_batch);
+                let reqs = vec![EnqueueRequest::new("bench", payload.clone()); n];
+                if n == 1 {
+                    q.enqueue(&reqs[0]).await.unwrap();
+                } else {
+                    q.enqueue_many(&reqs).await.unwrap();
+                }
+                left -= n;
             }
             Vec::new()
         }));
@@ -130,7 +138,8 @@ async fn main() {
     claims.sort_unstable();
     let pct = |p: f64| claims[((claims.len() - 1) as f64 * p) as usize] as f64 / 1000.0;
     println!(
-        "{jobs} jobs, {replicas} replica(s) x {workers} workers, batch {batch}, {producers} producers: \
+        "{jobs} jobs, {replicas} replica(s) x {workers} workers, batch {batch}, {producers} producers \
+         x {enqueue_batch} per enqueue: \
          {wall:.2} s = {:.0} jobs/s; claim statement p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} claims)",
         jobs as f64 / wall,
         pct(0.5),

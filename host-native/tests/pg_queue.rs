@@ -421,3 +421,37 @@ async fn a_failure_uses_the_queue_config_in_the_table_not_a_cached_one() {
     );
     pg_support::drop_schema(&cfg).await;
 }
+
+#[tokio::test]
+async fn enqueue_many_in_request_order_all_or_nothing() {
+    let Some(cfg) = pg_support::config("q_many") else {
+        return;
+    };
+    let q = queues(&cfg).await;
+    q.declare(&queue("work")).await.unwrap();
+    let mut reqs: Vec<EnqueueRequest> = (0..50).map(|n| job("work", n)).collect();
+    reqs[7].key = Some("k".into());
+    reqs[9].priority = 3;
+    reqs[11].delay_ms = Some(60_000);
+    let done = q.enqueue_many(&reqs).await.unwrap();
+    assert_eq!(done.len(), 50);
+    // Each result names the job made from that request.
+    let got = q.claim("work", "w", 100, None).await.unwrap();
+    assert_eq!(got.len(), 49, "the delayed one waits");
+    for c in &got {
+        let i = done.iter().position(|d| d.job == c.job).unwrap();
+        assert_eq!(c.payload.as_json(), format!("{{\"n\": {i}}}"));
+    }
+    assert_eq!(got[0].job, done[9].job, "priority first");
+    let again = q.enqueue_many(&reqs[7..8]).await.unwrap();
+    assert_eq!((again[0].job, again[0].deduplicated), (done[7].job, true));
+    // One bad request refuses the batch.
+    let mut bad: Vec<EnqueueRequest> = (0..3).map(|n| job("work", n)).collect();
+    bad[2].max_attempts = Some(0);
+    assert_eq!(
+        code(q.enqueue_many(&bad).await.unwrap_err()),
+        "invalid_input"
+    );
+    assert!(q.claim("work", "w", 100, None).await.unwrap().is_empty());
+    pg_support::drop_schema(&cfg).await;
+}

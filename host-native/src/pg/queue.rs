@@ -530,6 +530,94 @@ impl PgQueues {
         Err(PgError::Contended(format!("enqueue with key {key:?}")).into())
     }
 
+    /// Adds many jobs in one statement (one commit) — a bulk producer's
+    /// path. Every request is checked first; one bad request refuses the
+    /// whole batch and adds nothing. Requests with a key go through
+    /// [`enqueue`](Self::enqueue) one by one (each key is its own
+    /// decision). Results are in request order.
+    pub async fn enqueue_many(&self, reqs: &[EnqueueRequest]) -> Result<Vec<Enqueued>, QueueError> {
+        for req in reqs {
+            self.validate(&Input::Enqueue(req.clone()))?;
+        }
+        let mut out: Vec<Option<Enqueued>> = vec![None; reqs.len()];
+        let plain: Vec<usize> = (0..reqs.len()).filter(|&i| reqs[i].key.is_none()).collect();
+        if !plain.is_empty() {
+            let queues: BTreeSet<&str> = plain.iter().map(|&i| reqs[i].queue.as_str()).collect();
+            for q in &queues {
+                self.ensure_queue(q).await?;
+            }
+            let col = |f: &dyn Fn(&EnqueueRequest) -> String| -> Vec<String> {
+                plain.iter().map(|&i| f(&reqs[i])).collect()
+            };
+            let queue = col(&|r| r.queue.clone());
+            let payload = col(&|r| r.payload.as_json().to_owned());
+            let headers = col(&|r| serde_json::to_string(&r.headers).expect("headers serialize"));
+            let priority: Vec<i32> = plain.iter().map(|&i| reqs[i].priority).collect();
+            let run_at: Vec<Option<i64>> = plain
+                .iter()
+                .map(|&i| reqs[i].run_at.map(Timestamp::as_millis))
+                .collect();
+            let delay: Vec<i64> = plain
+                .iter()
+                .map(|&i| reqs[i].delay_ms.unwrap_or(0))
+                .collect();
+            let max_attempts: Vec<Option<i32>> = plain
+                .iter()
+                .map(|&i| reqs[i].max_attempts.map(|n| n as i32))
+                .collect();
+            let s = &self.schema;
+            let rows = self
+                .client
+                .query(
+                    &self
+                        .stmt("enqueue_many", || {
+                            format!(
+                                "INSERT INTO {s}.chime_jobs
+                                     (queue, state, priority, run_at, max_attempts, payload, headers)
+                                 SELECT t.queue, 'pending', t.priority,
+                                        GREATEST(COALESCE(to_timestamp(t.run_at / 1000.0),
+                                            now() + t.delay * interval '1 millisecond'), now()),
+                                        t.max_attempts, t.payload, t.headers
+                                 FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[],
+                                             $5::int[], $6::text[], $7::text[])
+                                      WITH ORDINALITY
+                                      AS t(queue, priority, run_at, delay, max_attempts, payload,
+                                           headers, ord)
+                                 ORDER BY t.ord
+                                 RETURNING id"
+                            )
+                        })
+                        .await?,
+                    &[&queue, &priority, &run_at, &delay, &max_attempts, &payload, &headers],
+                )
+                .await
+                .map_err(db("enqueueing a batch"))?;
+            // Ids come from one sequence in insertion order (the rows are
+            // inserted in request order), so ascending ids are in request
+            // order whatever order RETURNING lists them in.
+            let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+            ids.sort_unstable();
+            for (&i, id) in plain.iter().zip(ids) {
+                out[i] = Some(Enqueued {
+                    job: JobId(id as u64),
+                    deduplicated: false,
+                });
+            }
+            for q in queues {
+                self.wake(q);
+            }
+        }
+        for (i, req) in reqs.iter().enumerate() {
+            if req.key.is_some() {
+                out[i] = Some(self.enqueue(req).await?);
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|e| e.expect("every request handled"))
+            .collect())
+    }
+
     /// Claims up to `max` runnable jobs of `queue` for `worker`, in claim
     /// order, each with a fresh token and a lease of `lease_ms` (default:
     /// the queue's) on the database clock.
