@@ -16,7 +16,7 @@ pub enum AfterFailure {
     /// Run again `delay_ms` after the failure (unless the failure named its
     /// own `retryAt`; one in the past means now).
     Retry {
-        /// The backoff delay ([`retry_delay_ms`]).
+        /// The backoff delay (equal jitter, see the module docs).
         delay_ms: i64,
     },
     /// Out of attempts: `dead` (kept for redrive) when the queue keeps dead

@@ -26,7 +26,7 @@
 //!   replicas enqueueing the same key at once make one job.
 //! - **Wake-ups**: after an enqueue (or a retry due at once) commits, a
 //!   `NOTIFY` on [`PgQueues::channel`] with the queue name as payload,
-//!   debounced per queue (see [`WAKE_EVERY`]), so idle workers can `LISTEN`
+//!   debounced per queue ([`PgQueues::with_wake_every`]), so idle workers can `LISTEN`
 //!   instead of polling (a poll stays the fallback).
 //!
 //! All statements are single statements (no explicit transactions), so
