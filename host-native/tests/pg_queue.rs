@@ -229,7 +229,7 @@ async fn keys_dedupe_while_live_and_within_the_window() {
     };
     let q = queues(&cfg).await;
     let mut k = queue("k");
-    k.dedup_window_ms = 500;
+    k.dedup_window_ms = 2_000;
     q.declare(&k).await.unwrap();
     let mut req = job("k", 1);
     req.key = Some("once".into());
@@ -242,7 +242,7 @@ async fn keys_dedupe_while_live_and_within_the_window() {
     q.complete(first.job, c[0].token).await.unwrap();
     // Finished: still remembered for the window, then a new job.
     assert_eq!(q.enqueue(&req).await.unwrap().job, first.job);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(2_300)).await;
     let fresh = q.enqueue(&req).await.unwrap();
     assert!(!fresh.deduplicated);
     assert_ne!(fresh.job, first.job);
