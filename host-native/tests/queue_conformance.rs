@@ -7,7 +7,7 @@
 //! the error codes of bad input.
 //!
 //! Covered so far: the queue verbs both backends have (declare, enqueue,
-//! claim, heartbeat, complete, fail, cancel). Redrive, purge and the
+//! claim, heartbeat, complete, fail, cancel, redrive, purge). The
 //! schedule semantics join when the Postgres backend has them.
 
 mod pg_support;
@@ -127,6 +127,41 @@ impl Backend {
         match self {
             Backend::Engine(e) => Backend::engine(e, Input::CancelJob { job }).map(drop),
             Backend::Pg(q) => q.cancel(job).await.map_err(pg_code),
+        }
+    }
+
+    async fn redrive(&self, queue: &str, job: Option<JobId>) -> Result<(u64, u64), &'static str> {
+        match self {
+            Backend::Engine(e) => {
+                let input = Input::Redrive {
+                    queue: queue.into(),
+                    job,
+                };
+                match Backend::engine(e, input)? {
+                    Reply::Count {
+                        count,
+                        keys_dropped,
+                    } => Ok((count, keys_dropped)),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Backend::Pg(q) => q.redrive(queue, job).await.map_err(pg_code),
+        }
+    }
+
+    async fn purge_dead(&self, queue: &str) -> Result<u64, &'static str> {
+        match self {
+            Backend::Engine(e) => {
+                let input = Input::PurgeDead {
+                    queue: queue.into(),
+                    before: None,
+                };
+                match Backend::engine(e, input)? {
+                    Reply::Count { count, .. } => Ok(count),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Backend::Pg(q) => q.purge_dead(queue, None).await.map_err(pg_code),
         }
     }
 
@@ -412,6 +447,70 @@ async fn cancel() {
         let c = b.claim("q", 1, None).await.unwrap().remove(0);
         b.complete(done, c.token).await.unwrap();
         assert_eq!(b.cancel(done).await, Err("invalid_state"), "{n}");
+    })
+    .await;
+}
+
+/// Fails `job` (claimed alone from `queue`) until it is dead (1 attempt).
+async fn kill(b: &Backend, queue: &str, job: JobId) {
+    let c = claim_one(b, queue).await;
+    assert_eq!(c.job, job, "{}", b.name());
+    assert_eq!(
+        b.fail(job, c.token).await,
+        Ok(Outcome::Dead),
+        "{}",
+        b.name()
+    );
+}
+
+#[tokio::test]
+async fn redrive_and_purge_dead_letters() {
+    on_both("conf_redrive", |b| async move {
+        let n = b.name();
+        let mut once = queue("q");
+        once.max_attempts = 1;
+        once.dedup_window_ms = 100;
+        b.declare(once).await;
+        let (a, _) = b.enqueue(job("q", 0)).await.unwrap();
+        kill(&b, "q", a).await;
+        let mut keyed = job("q", 0);
+        keyed.key = Some("k".into());
+        let (k, _) = b.enqueue(keyed.clone()).await.unwrap();
+        kill(&b, "q", k).await;
+        // Single-job redrive: only a dead letter of that queue.
+        assert_eq!(
+            b.redrive("q", Some(JobId(987_654))).await,
+            Err("unknown_job"),
+            "{n}"
+        );
+        assert_eq!(b.redrive("nope", None).await, Err("unknown_queue"), "{n}");
+        assert_eq!(b.redrive("q", Some(a)).await, Ok((1, 0)), "{n}");
+        assert_eq!(b.redrive("q", Some(a)).await, Err("invalid_state"), "{n}");
+        let c = claim_one(&b, "q").await;
+        assert_eq!((c.job, c.attempt), (a, 1), "{n}: attempts start again");
+        b.complete(a, c.token).await.unwrap();
+        // After the window, a new job takes key `k`; redriving the dead
+        // one then drops its key instead of making two live jobs share it.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (k2, dup) = b.enqueue(keyed.clone()).await.unwrap();
+        assert!(!dup && k2 != k, "{n}");
+        assert_eq!(b.redrive("q", None).await, Ok((1, 1)), "{n}");
+        let got: std::collections::BTreeSet<JobId> = b
+            .claim("q", 10, None)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.job)
+            .collect();
+        // Both run (their order depends on whether the redrive fell in the
+        // enqueue's millisecond).
+        assert_eq!(got, [k, k2].into(), "{n}");
+        // Purge: dead letters go; the count says how many.
+        let (p, _) = b.enqueue(job("q", 0)).await.unwrap();
+        kill(&b, "q", p).await;
+        assert_eq!(b.purge_dead("q").await, Ok(1), "{n}");
+        assert_eq!(b.redrive("q", Some(p)).await, Err("unknown_job"), "{n}");
+        assert_eq!(b.purge_dead("q").await, Ok(0), "{n}");
     })
     .await;
 }

@@ -881,6 +881,140 @@ impl PgQueues {
         }
     }
 
+    /// Refuses a queue that does not exist (`unknown_queue`).
+    async fn existing_queue(&self, name: &str) -> Result<(), QueueError> {
+        if self.queues.lock().expect("queue names lock").contains(name) {
+            return Ok(());
+        }
+        let s = &self.schema;
+        self.client
+            .query_opt(
+                &self
+                    .stmt("queue_exists", || {
+                        format!("SELECT 1 FROM {s}.chime_queues WHERE name = $1")
+                    })
+                    .await?,
+                &[&name],
+            )
+            .await
+            .map_err(db("reading a queue"))?
+            .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
+        Ok(())
+    }
+
+    /// Makes dead letters of `queue` pending again, now, with their attempt
+    /// count reset: one (`job`) or all. Returns how many, and how many of
+    /// them lost their idempotency key because another live job holds it
+    /// now (it was reused after the dedup window): two live jobs never
+    /// share a key. As in the engine, a single job must be a dead letter of
+    /// that queue (`unknown_job`, `invalid_state`).
+    pub async fn redrive(&self, queue: &str, job: Option<JobId>) -> Result<(u64, u64), QueueError> {
+        self.existing_queue(queue).await?;
+        if let Some(id) = job {
+            let s = &self.schema;
+            let row = self
+                .client
+                .query_opt(
+                    &self
+                        .stmt("job_state", || {
+                            format!("SELECT state FROM {s}.chime_jobs WHERE id = $1 AND queue = $2")
+                        })
+                        .await?,
+                    &[&(id.0 as i64), &queue],
+                )
+                .await
+                .map_err(db("reading a job"))?;
+            match row.map(|r| r.get::<_, String>(0)).as_deref() {
+                None => return Err(CoreError::UnknownJob(id).into()),
+                Some("dead") => {}
+                Some(state) => {
+                    return Err(CoreError::InvalidState {
+                        job: id,
+                        state: match state {
+                            "pending" => JobState::Available.as_str(),
+                            "claimed" => JobState::Claimed.as_str(),
+                            other => terminal_name(other),
+                        },
+                        op: "redrive",
+                    }
+                    .into());
+                }
+            }
+        }
+        let s = &self.schema;
+        let row = self
+            .client
+            .query_one(
+                &self
+                    .stmt("redrive", || {
+                        format!(
+                            "WITH d AS (
+                                 SELECT id, queue, key FROM {s}.chime_jobs
+                                 WHERE queue = $1 AND state = 'dead'
+                                   AND ($2::bigint IS NULL OR id = $2)
+                                 FOR UPDATE),
+                             taken AS (
+                                 SELECT d.id FROM d JOIN {s}.chime_job_keys k
+                                     ON k.queue = d.queue AND k.key = d.key
+                                 WHERE k.job <> d.id AND k.expires_at IS NULL),
+                             u AS (
+                                 UPDATE {s}.chime_jobs j
+                                 SET state = 'pending', attempt = 0, run_at = now(),
+                                     finished_at = NULL,
+                                     key = CASE WHEN j.id IN (SELECT id FROM taken)
+                                                THEN NULL ELSE j.key END
+                                 FROM d WHERE j.id = d.id
+                                 RETURNING j.id, j.queue, j.key),
+                             kt AS (
+                                 INSERT INTO {s}.chime_job_keys (queue, key, job, expires_at)
+                                 SELECT queue, key, id, NULL FROM u WHERE key IS NOT NULL
+                                 ON CONFLICT (queue, key) DO UPDATE
+                                     SET job = EXCLUDED.job, expires_at = NULL
+                                 RETURNING 1)
+                             SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM taken),
+                                    (SELECT count(*) FROM kt)"
+                        )
+                    })
+                    .await?,
+                &[&queue, &job.map(|j| j.0 as i64)],
+            )
+            .await
+            .map_err(db("redriving"))?;
+        let (count, dropped): (i64, i64) = (row.get(0), row.get(1));
+        if count > 0 {
+            self.wake(queue);
+        }
+        Ok((count as u64, dropped as u64))
+    }
+
+    /// Deletes the dead letters of `queue` that died before `before` (or
+    /// all); returns how many. Their keys stay remembered until they expire.
+    pub async fn purge_dead(
+        &self,
+        queue: &str,
+        before: Option<Timestamp>,
+    ) -> Result<u64, QueueError> {
+        self.existing_queue(queue).await?;
+        let s = &self.schema;
+        let n = self
+            .client
+            .execute(
+                &self
+                    .stmt("purge_dead", || {
+                        format!(
+                            "DELETE FROM {s}.chime_jobs
+                             WHERE queue = $1 AND state = 'dead'
+                               AND ($2::bigint IS NULL OR finished_at < to_timestamp($2::bigint / 1000.0))"
+                        )
+                    })
+                    .await?,
+                &[&queue, &before.map(Timestamp::as_millis)],
+            )
+            .await
+            .map_err(db("purging dead letters"))?;
+        Ok(n)
+    }
+
     /// Ends a job claimed with `token` in `state`; `false` when the fence
     /// refused.
     async fn finish(
