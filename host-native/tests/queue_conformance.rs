@@ -230,9 +230,18 @@ where
     F: Fn(Backend) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
+    on_both_with(test, EngineConfig::default(), scenario).await;
+}
+
+/// [`on_both`] with these limits (the seed is always [`SEED`]).
+async fn on_both_with<F, Fut>(test: &str, config: EngineConfig, scenario: F)
+where
+    F: Fn(Backend) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let config = EngineConfig {
         seed: SEED,
-        ..EngineConfig::default()
+        ..config
     };
     scenario(Backend::Engine(Box::new(Mutex::new(Engine::new(
         config.clone(),
@@ -511,6 +520,42 @@ async fn redrive_and_purge_dead_letters() {
         assert_eq!(b.purge_dead("q").await, Ok(1), "{n}");
         assert_eq!(b.redrive("q", Some(p)).await, Err("unknown_job"), "{n}");
         assert_eq!(b.purge_dead("q").await, Ok(0), "{n}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dead_letters_are_bounded_oldest_dropped() {
+    let mut config = EngineConfig::default();
+    config.limits.dead_letters_per_queue = 2;
+    on_both_with("conf_dead_bound", config, |b| async move {
+        let n = b.name();
+        let mut once = queue("q");
+        once.max_attempts = 1;
+        b.declare(once).await;
+        let mut dead = Vec::new();
+        for _ in 0..3 {
+            let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
+            kill(&b, "q", id).await;
+            dead.push(id);
+            // Distinct death instants (ordering ties are by id anyway).
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The oldest was dropped: it is no longer a dead letter.
+        assert_eq!(
+            b.redrive("q", Some(dead[0])).await,
+            Err("invalid_state"),
+            "{n}"
+        );
+        assert_eq!(b.redrive("q", None).await, Ok((2, 0)), "{n}");
+        let got: std::collections::BTreeSet<JobId> = b
+            .claim("q", 10, None)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.job)
+            .collect();
+        assert_eq!(got, [dead[1], dead[2]].into(), "{n}");
     })
     .await;
 }

@@ -1171,9 +1171,38 @@ impl PgQueues {
                     ("dropped", Failed::Dropped)
                 };
                 let done = self.finish(job, token, state, Some(error), lease).await?;
+                if done && dead_letter {
+                    self.trim_dead(queue).await?;
+                }
                 Ok(done.then_some(failed))
             }
         }
+    }
+
+    /// Keeps at most `limits.deadLettersPerQueue` dead letters in `queue`:
+    /// the oldest beyond it become `dropped`, as in the engine.
+    async fn trim_dead(&self, queue: &str) -> Result<(), QueueError> {
+        let s = &self.schema;
+        let limit = self.engine.limits.dead_letters_per_queue as i64;
+        self.client
+            .execute(
+                &self
+                    .stmt("trim_dead", || {
+                        format!(
+                            "UPDATE {s}.chime_jobs SET state = 'dropped'
+                             WHERE id IN (
+                                 SELECT id FROM {s}.chime_jobs
+                                 WHERE queue = $1 AND state = 'dead'
+                                 ORDER BY finished_at DESC, id DESC
+                                 OFFSET $2)"
+                        )
+                    })
+                    .await?,
+                &[&queue, &limit],
+            )
+            .await
+            .map_err(db("bounding dead letters"))?;
+        Ok(())
     }
 
     /// Rescues up to `max` jobs whose lease expired (oldest deadline
