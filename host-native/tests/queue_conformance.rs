@@ -165,6 +165,21 @@ impl Backend {
         }
     }
 
+    /// Whether the backend still holds `job`, after its housekeeping (an
+    /// advance of the engine; `maintain` of the Postgres queues).
+    async fn holds(&self, job: JobId) -> bool {
+        match self {
+            Backend::Engine(e) => {
+                Backend::engine(e, Input::Advance).unwrap();
+                e.lock().unwrap().job(job).is_some()
+            }
+            Backend::Pg(q) => {
+                q.maintain(100).await.unwrap();
+                q.job(job).await.unwrap().is_some()
+            }
+        }
+    }
+
     async fn heartbeat(&self, job: JobId, token: LeaseToken) -> Result<(), &'static str> {
         match self {
             Backend::Engine(e) => Backend::engine(
@@ -556,6 +571,40 @@ async fn dead_letters_are_bounded_oldest_dropped() {
             .map(|c| c.job)
             .collect();
         assert_eq!(got, [dead[1], dead[2]].into(), "{n}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn finished_jobs_are_pruned_by_retention() {
+    on_both("conf_retention", |b| async move {
+        let n = b.name();
+        let mut q = queue("q");
+        q.retention.completed_max = 2;
+        q.retention.completed_ms = 400;
+        b.declare(q).await;
+        let mut done = Vec::new();
+        for _ in 0..3 {
+            let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
+            let c = claim_one(&b, "q").await;
+            b.complete(id, c.token).await.unwrap();
+            done.push(id);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (running, _) = b.enqueue(job("q", 0)).await.unwrap();
+        let held = [
+            b.holds(done[0]).await,
+            b.holds(done[1]).await,
+            b.holds(done[2]).await,
+        ];
+        assert_eq!(
+            held,
+            [false, true, true],
+            "{n}: only the newest completedMax kept"
+        );
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert!(!b.holds(done[2]).await, "{n}: older than completedMs");
+        assert!(b.holds(running).await, "{n}: live jobs are never pruned");
     })
     .await;
 }

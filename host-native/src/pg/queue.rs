@@ -1242,6 +1242,56 @@ impl PgQueues {
         Ok(rescued)
     }
 
+    /// Housekeeping that every replica runs periodically: rescues up to
+    /// `max` expired leases ([`rescue_expired`](Self::rescue_expired)),
+    /// prunes finished jobs (completed, cancelled, dropped) beyond each
+    /// queue's `retention.completedMax` or older than its
+    /// `retention.completedMs`, and forgets expired idempotency keys.
+    /// Returns the number of leases rescued.
+    pub async fn maintain(&self, max: u32) -> Result<u32, QueueError> {
+        let rescued = self.rescue_expired(max).await?;
+        let s = &self.schema;
+        self.client
+            .execute(
+                &self
+                    .stmt("prune", || {
+                        format!(
+                            "WITH f AS (
+                                 SELECT j.id,
+                                        row_number() OVER (PARTITION BY j.queue
+                                            ORDER BY j.finished_at DESC, j.id DESC) AS newer,
+                                        j.finished_at, q.config::json -> 'retention' AS r
+                                 FROM {s}.chime_jobs j JOIN {s}.chime_queues q ON q.name = j.queue
+                                 WHERE j.state IN ('completed', 'cancelled', 'dropped'))
+                             DELETE FROM {s}.chime_jobs j USING f
+                             WHERE j.id = f.id
+                               AND (f.newer > COALESCE((f.r ->> 'completedMax')::bigint, 1000)
+                                    OR f.finished_at + COALESCE((f.r ->> 'completedMs')::bigint,
+                                           86400000) * interval '1 millisecond' <= now())"
+                        )
+                    })
+                    .await?,
+                &[],
+            )
+            .await
+            .map_err(db("pruning finished jobs"))?;
+        self.client
+            .execute(
+                &self
+                    .stmt("forget_keys", || {
+                        format!(
+                            "DELETE FROM {s}.chime_job_keys
+                             WHERE expires_at IS NOT NULL AND expires_at <= now()"
+                        )
+                    })
+                    .await?,
+                &[],
+            )
+            .await
+            .map_err(db("forgetting keys"))?;
+        Ok(rescued)
+    }
+
     /// One job's row, `None` if there is none.
     pub async fn job(&self, job: JobId) -> Result<Option<PgJob>, QueueError> {
         let s = &self.schema;
