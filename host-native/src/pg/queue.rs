@@ -217,6 +217,12 @@ fn terminal_name(state: &str) -> &'static str {
     }
 }
 
+// Instants the queues store (`run_at`, `lease_until`) are whole
+// milliseconds, like the engine's timestamps: written as
+// `date_trunc('milliseconds', now())` plus whole milliseconds, and read
+// back exactly. With Postgres' microseconds, two jobs enqueued within one
+// millisecond would be claimed by time where the engine claims them by id.
+
 /// Milliseconds since the epoch of a timestamptz expression (floor).
 fn ms(expr: &str) -> String {
     format!("floor(extract(epoch from {expr}) * 1000)::bigint")
@@ -427,8 +433,8 @@ impl PgQueues {
         let run_at = req.run_at.map(Timestamp::as_millis);
         let delay = req.delay_ms.unwrap_or(0);
         let max_attempts = req.max_attempts.map(|n| n as i32);
-        let run_at_sql = "GREATEST(COALESCE(to_timestamp($3::bigint / 1000.0), \
-                          now() + $4::bigint * interval '1 millisecond'), now())";
+        let run_at_sql = "GREATEST(COALESCE(timestamptz 'epoch' + $3::bigint * interval '1 millisecond', \
+                          date_trunc('milliseconds', now()) + $4::bigint * interval '1 millisecond'), date_trunc('milliseconds', now()))";
         let Some(key) = &req.key else {
             let row = self
                 .client
@@ -575,8 +581,10 @@ impl PgQueues {
                                 "INSERT INTO {s}.chime_jobs
                                      (queue, state, priority, run_at, max_attempts, payload, headers)
                                  SELECT t.queue, 'pending', t.priority,
-                                        GREATEST(COALESCE(to_timestamp(t.run_at / 1000.0),
-                                            now() + t.delay * interval '1 millisecond'), now()),
+                                        GREATEST(COALESCE(
+                                            timestamptz 'epoch' + t.run_at * interval '1 millisecond',
+                                            date_trunc('milliseconds', now()) + t.delay * interval '1 millisecond'),
+                                            date_trunc('milliseconds', now())),
                                         t.max_attempts, t.payload, t.headers
                                  FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[],
                                              $5::int[], $6::text[], $7::text[])
@@ -653,7 +661,7 @@ impl PgQueues {
                      UPDATE {s}.chime_jobs j
                      SET state = 'claimed', attempt = j.attempt + 1, worker = $2,
                          token = nextval('{s}.chime_claim_token'),
-                         lease_until = now() + COALESCE($4::bigint,
+                         lease_until = date_trunc('milliseconds', now()) + COALESCE($4::bigint,
                              (SELECT (q.config::json ->> 'leaseMs')::bigint
                               FROM {s}.chime_queues q WHERE q.name = $1))
                              * interval '1 millisecond'
@@ -747,7 +755,7 @@ impl PgQueues {
                     .stmt("heartbeat", || {
                         format!(
                             "UPDATE {s}.chime_jobs j
-                     SET lease_until = now() + COALESCE($3::bigint,
+                     SET lease_until = date_trunc('milliseconds', now()) + COALESCE($3::bigint,
                          (SELECT (q.config::json ->> 'leaseMs')::bigint
                           FROM {s}.chime_queues q WHERE q.name = j.queue))
                          * interval '1 millisecond'
@@ -959,7 +967,8 @@ impl PgQueues {
                                  WHERE k.job <> d.id AND k.expires_at IS NULL),
                              u AS (
                                  UPDATE {s}.chime_jobs j
-                                 SET state = 'pending', attempt = 0, run_at = now(),
+                                 SET state = 'pending', attempt = 0,
+                                     run_at = date_trunc('milliseconds', now()),
                                      finished_at = NULL,
                                      key = CASE WHEN j.id IN (SELECT id FROM taken)
                                                 THEN NULL ELSE j.key END
@@ -1004,7 +1013,8 @@ impl PgQueues {
                         format!(
                             "DELETE FROM {s}.chime_jobs
                              WHERE queue = $1 AND state = 'dead'
-                               AND ($2::bigint IS NULL OR finished_at < to_timestamp($2::bigint / 1000.0))"
+                               AND ($2::bigint IS NULL
+                                    OR finished_at < timestamptz 'epoch' + $2::bigint * interval '1 millisecond')"
                         )
                     })
                     .await?,
@@ -1131,8 +1141,10 @@ impl PgQueues {
                                  UPDATE {s}.chime_jobs
                                  SET state = 'pending', token = NULL, worker = NULL,
                                      lease_until = NULL, last_error = $3,
-                                     run_at = GREATEST(COALESCE(to_timestamp($4::bigint / 1000.0),
-                                         now() + $5::bigint * interval '1 millisecond'), now())
+                                     run_at = GREATEST(COALESCE(
+                                         timestamptz 'epoch' + $4::bigint * interval '1 millisecond',
+                                         date_trunc('milliseconds', now()) + $5::bigint * interval '1 millisecond'),
+                                         date_trunc('milliseconds', now()))
                                  WHERE id = $1 AND token = $2 AND state = 'claimed'
                                    AND {lease_check}
                                  RETURNING queue, run_at)
