@@ -8,6 +8,8 @@
 //! - a pause log out of order (equal or decreasing times), not
 //!   alternating, starting before the cursor (at the cursor is fine), or
 //!   ending in a state that is not the schedule's;
+//! - counters that do not add up (`processed` against grid fires, skips
+//!   and a buffered grid fire);
 //! - a cursor with no boundary before `end_at` (the boundary at `end_at`
 //!   is not the schedule's; the one before it is).
 //!
@@ -192,4 +194,27 @@ fn cursor_without_a_boundary_before_end_at() {
         &with(&v, |s| s["cursor"] = json!(S + 6 * TEN)),
         "no boundary at or after its cursor",
     );
+}
+
+#[test]
+fn counters_that_do_not_add_up() {
+    // processed (2) = gridFires (1) + skipped (0) + the buffered grid fire.
+    let v = in_flight_and_buffered();
+    let c = &v["schedules"][0]["counters"];
+    assert_eq!(
+        (&c["processed"], &c["gridFires"], &c["fires"]),
+        (&json!(2), &json!(1), &json!(1))
+    );
+    let bad = "counters disagree";
+    refused(&with(&v, |s| s["counters"]["processed"] = json!(3)), bad);
+    refused(&with(&v, |s| s["counters"]["processed"] = json!(1)), bad);
+    // Without the buffered fire, 2 is one too many.
+    refused(
+        &with(&v, |s| {
+            s.as_object_mut().unwrap().remove("buffered");
+        }),
+        bad,
+    );
+    // More fires than grid fires (manual, backfill) is fine.
+    accepted(&with(&v, |s| s["counters"]["fires"] = json!(5)));
 }
