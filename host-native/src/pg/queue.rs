@@ -31,6 +31,40 @@
 //!
 //! All statements are single statements (no explicit transactions), so
 //! one connection serves many concurrent callers by pipelining.
+//!
+//! A producer and a worker loop (the worker claims a batch, runs it, and
+//! completes it in one statement; `maintain` runs on every replica):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use chime_core::{EngineConfig, EnqueueRequest, Payload, QueueConfig};
+//! use chime_native::pg::{PgConfig, PgQueues};
+//!
+//! let config = PgConfig::new("postgresql://chime@127.0.0.1/app");
+//! let queues = PgQueues::connect(&config, EngineConfig::default()).await?;
+//! queues.declare(&QueueConfig::new("mail")).await?;
+//! let job = EnqueueRequest::new("mail", Payload::from_json(r#"{"to":"a@b.c"}"#)?);
+//! queues.enqueue(&job).await?;
+//!
+//! loop {
+//!     let batch = queues.claim("mail", "worker-1", 32, None).await?;
+//!     if batch.is_empty() {
+//!         queues.maintain(1_000).await?;
+//!         // LISTEN on queues.channel() to wake up sooner than a poll.
+//!         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+//!         continue;
+//!     }
+//!     let mut done = Vec::new();
+//!     for job in &batch {
+//!         // ... send the mail for job.payload ...
+//!         done.push((job.job, job.token));
+//!     }
+//!     for outcome in queues.complete_many(&done).await? {
+//!         outcome?; // lease_lost: the lease ran out and the job was rescued
+//!     }
+//! }
+//! # }
+//! ```
 
 use super::{PgConfig, PgError, check_schema, connect, migrate::migrate};
 use chime_core::{
