@@ -70,10 +70,10 @@ pub(crate) struct Packed {
     utf16: usize,
     /// The last fire id written, so the `Enqueue` after a `Fire` reuses it.
     last_id: Option<(FireId, Range)>,
-    /// The last queue name written (by pointer: the engine shares one
-    /// `Arc<str>` per queue), so a run of commands on one queue writes it
-    /// once.
-    last_queue: Option<(usize, Range)>,
+    /// The last queue name written, so a run of commands on one queue
+    /// writes it once (compared by pointer first: the engine shares one
+    /// `Arc<str>` per queue; then by content).
+    last_queue: Option<(Arc<str>, Range)>,
 }
 
 impl Packed {
@@ -179,14 +179,13 @@ impl Packed {
     }
 
     fn queue(&mut self, queue: &Arc<str>) -> Range {
-        let key = Arc::as_ptr(queue).cast::<u8>() as usize;
-        if let Some((last, range)) = self.last_queue
-            && last == key
+        if let Some((last, range)) = &self.last_queue
+            && (Arc::ptr_eq(last, queue) || **last == **queue)
         {
-            return range;
+            return *range;
         }
         let range = self.str(queue);
-        self.last_queue = Some((key, range));
+        self.last_queue = Some((queue.clone(), range));
         range
     }
 
