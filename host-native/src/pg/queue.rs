@@ -257,6 +257,21 @@ fn terminal_name(state: &str) -> &'static str {
 // back exactly. With Postgres' microseconds, two jobs enqueued within one
 // millisecond would be claimed by time where the engine claims them by id.
 
+/// The CTE `k` that starts the dedup window of the keys of the jobs a CTE
+/// `j` (columns `id`, `queue`, `key`) has just finished: a key is
+/// remembered for the queue's `dedupWindowMs` after its job ends.
+fn expire_keys(s: &str) -> String {
+    format!(
+        "k AS (
+             UPDATE {s}.chime_job_keys k
+             SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
+             FROM j, {s}.chime_queues q
+             WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
+               AND q.name = j.queue
+             RETURNING 1)"
+    )
+}
+
 /// Milliseconds since the epoch of a timestamptz expression (floor).
 fn ms(expr: &str) -> String {
     format!("floor(extract(epoch from {expr}) * 1000)::bigint")
@@ -845,14 +860,8 @@ impl PgQueues {
                          WHERE c.id = done.id AND c.token = done.token AND c.state = 'claimed'
                            AND c.lease_until > now()
                          RETURNING c.id, done.token, c.queue, c.key),
-                     k AS (
-                         UPDATE {s}.chime_job_keys k
-                         SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
-                         FROM j, {s}.chime_queues q
-                         WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
-                           AND q.name = j.queue
-                         RETURNING 1)
-                     SELECT j.id, j.token, (SELECT count(*) FROM k) FROM j"
+                     {k}
+                     SELECT j.id, j.token, (SELECT count(*) FROM k) FROM j", k = expire_keys(s)
                 )).await?,
                 &[&ids, &tokens],
             )
@@ -894,15 +903,10 @@ impl PgQueues {
                                  FROM prev
                                  WHERE c.id = prev.id AND prev.state IN ('pending', 'claimed')
                                  RETURNING c.id, c.queue, c.key),
-                             k AS (
-                                 UPDATE {s}.chime_job_keys k
-                                 SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
-                                 FROM j, {s}.chime_queues q
-                                 WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
-                                   AND q.name = j.queue
-                                 RETURNING 1)
+                             {k}
                              SELECT (SELECT state FROM prev), (SELECT count(*) FROM j),
-                                    (SELECT count(*) FROM k)"
+                                    (SELECT count(*) FROM k)",
+                            k = expire_keys(s)
                         )
                     })
                     .await?,
@@ -1083,14 +1087,9 @@ impl PgQueues {
                              lease_until = NULL, last_error = COALESCE($4, last_error)
                          WHERE id = $1 AND token = $2 AND state = 'claimed' AND {lease}
                          RETURNING id, queue, key),
-                     k AS (
-                         UPDATE {s}.chime_job_keys k
-                         SET expires_at = now() + q.dedup_window_ms * interval '1 millisecond'
-                         FROM j, {s}.chime_queues q
-                         WHERE k.queue = j.queue AND k.key = j.key AND k.job = j.id
-                           AND q.name = j.queue
-                         RETURNING 1)
-                     SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM k)"
+                     {k}
+                     SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM k)",
+                            k = expire_keys(s)
                         )
                     })
                     .await?,
