@@ -5,7 +5,7 @@
 //! Write-ahead: nothing leaves the driver before the commit returns.
 
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, deliverable};
 use crate::vitals::Vitals;
 use chime_core::{
     Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp,
@@ -17,6 +17,9 @@ use tokio::time::Instant;
 
 /// Longest single sleep of the driver loop (see [`Driver::run`]).
 const MAX_SLEEP_MS: i64 = 1_000;
+
+/// Most outputs handed to [`Store::deliver`] at once.
+const DELIVERY_CHUNK: usize = 4_096;
 
 /// The source of `now`. A seam so tests run on tokio's paused clock.
 pub trait Clock: Send + Sync + 'static {
@@ -236,6 +239,9 @@ pub struct Driver {
     shared: Arc<Shared>,
     /// How long the last snapshot took to build and write.
     snapshot_cost: std::time::Duration,
+    /// This turn's outputs for [`Store::deliver`] (only when the store
+    /// delivers).
+    outbox: Vec<Command>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -266,11 +272,20 @@ impl Driver {
         // commands' effects are in the state, and they are dropped.
         let mut engine = Engine::restore(base).map_err(DriverError::Recovery)?;
         let mut commands = Vec::new();
+        // Except the outputs a delivering store carries on: the crash may
+        // have come between a turn's append and its delivery, so they are
+        // delivered again (the store makes that idempotent).
+        let delivers = store.delivers();
+        let mut outbox = Vec::new();
         let replayed = store.for_each_entry(&mut |e| {
             let _ = engine.handle(e.now, e.input);
             engine.drain_commands(&mut commands);
+            if delivers {
+                outbox.extend(commands.drain(..).filter(deliverable));
+            }
             commands.clear();
         })?;
+        deliver_all(store.as_mut(), &outbox)?;
         tracing::info!(
             replayed,
             schedules = engine.schedule_count(),
@@ -292,6 +307,7 @@ impl Driver {
             }),
             shared,
             snapshot_cost: std::time::Duration::ZERO,
+            outbox: Vec::new(),
         })
     }
 
@@ -420,6 +436,10 @@ impl Driver {
                     Msg::Stop => {}
                 }
             }
+            // Before any snapshot: a snapshot ends the journal these
+            // outputs would be delivered again from after a crash.
+            deliver_all(self.store.as_mut(), &self.outbox)?;
+            self.outbox.clear();
             let slack_ms = self
                 .engine
                 .poll_timeout()
@@ -444,8 +464,12 @@ impl Driver {
     /// Drains and executes every pending command.
     fn execute(&mut self, commands: &mut Vec<Command>) {
         self.engine.drain_commands(commands);
+        let delivers = self.store.delivers();
         for cmd in commands.drain(..) {
             self.shared.metrics.on_command(&cmd);
+            if delivers && deliverable(&cmd) {
+                self.outbox.push(cmd.clone());
+            }
             match cmd {
                 Command::Fire(f) => tracing::info!(
                     fire = %f.fire_id,
@@ -460,7 +484,7 @@ impl Driver {
                     Some(n) => n.notify_one(),
                     None => tracing::debug!(%queue, "work available, no local worker"),
                 },
-                Command::Enqueue { fire, queue, .. } => tracing::warn!(
+                Command::Enqueue { fire, queue, .. } if !delivers => tracing::warn!(
                     %fire, %queue,
                     "fire for an external queue: no transport configured in this host"
                 ),
@@ -472,6 +496,22 @@ impl Driver {
             }
         }
     }
+}
+
+/// Hands `outputs` to the store in chunks of at most [`DELIVERY_CHUNK`]
+/// (one more to keep a `Fire` with the `Enqueue` after it).
+fn deliver_all(store: &mut dyn Store, outputs: &[Command]) -> Result<(), StoreError> {
+    let mut rest = outputs;
+    while !rest.is_empty() {
+        let mut n = rest.len().min(DELIVERY_CHUNK);
+        if n < rest.len() && matches!(rest[n - 1], Command::Fire(_)) {
+            n += 1;
+        }
+        let (chunk, tail) = rest.split_at(n);
+        store.deliver(chunk)?;
+        rest = tail;
+    }
+    Ok(())
 }
 
 fn log_error(r: Result<Reply, Error>) {

@@ -67,6 +67,9 @@ pub enum RunError {
     /// The driver task panicked.
     #[error("driver task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    /// A backend outside the engine failed (the Postgres queues or lease).
+    #[error("{0}")]
+    Backend(String),
 }
 
 /// A running instance: driver task plus worker pools.
@@ -120,12 +123,6 @@ pub async fn start(
 ) -> Result<Running, RunError> {
     let applied = reload::Applied::new(&setup, clock.clone());
     let mut driver = Driver::recover(store, clock, setup.driver)?;
-    let stale: Vec<String> = driver
-        .engine()
-        .schedule_names()
-        .filter(|n| !setup.schedules.iter().any(|s| s.name == *n))
-        .map(str::to_owned)
-        .collect();
     let wakes: Vec<Arc<Notify>> = setup
         .pools
         .iter()
@@ -137,35 +134,7 @@ pub async fn start(
         .collect();
     let handle = driver.handle();
     let driver = tokio::spawn(driver.run());
-    let call = |input: Input, what: String| {
-        let handle = handle.clone();
-        async move {
-            match handle.call(input).await? {
-                Ok(r) => Ok(r),
-                Err(error) => Err(RunError::Rejected { what, error }),
-            }
-        }
-    };
-    for q in setup.queues {
-        let what = format!("queue {}", q.name);
-        call(Input::DeclareQueue(q), what).await?;
-    }
-    for name in stale {
-        tracing::info!(schedule = %name, "removing schedule not in the config");
-        call(Input::RemoveSchedule { name: name.clone() }, name).await?;
-    }
-    for s in setup.schedules {
-        let what = format!("schedule {}", s.name);
-        let name = s.name.clone();
-        if let Reply::ScheduleUpserted {
-            next_fire,
-            changed: true,
-            version,
-        } = call(Input::UpsertSchedule(s), what).await?
-        {
-            tracing::info!(schedule = %name, version, next_fire = ?next_fire.map(|t| t.to_string()), "schedule upserted");
-        }
-    }
+    apply(&handle, setup.queues, setup.schedules).await?;
     let (stop, stop_rx) = watch::channel(false);
     let pools = setup
         .pools
@@ -188,4 +157,54 @@ pub async fn start(
         driver,
         applied,
     })
+}
+
+/// Declares `queues`, removes the stored schedules not among `schedules`
+/// and upserts `schedules`, through a running driver: what a start does
+/// after recovery.
+pub(crate) async fn apply(
+    handle: &Handle,
+    queues: Vec<QueueConfig>,
+    schedules: Vec<ScheduleDef>,
+) -> Result<(), RunError> {
+    let names: Vec<String> = schedules.iter().map(|s| s.name.clone()).collect();
+    let stale: Vec<String> = handle
+        .inspect(move |engine| {
+            engine
+                .schedule_names()
+                .filter(|n| !names.iter().any(|s| s == n))
+                .map(str::to_owned)
+                .collect()
+        })
+        .await?;
+    let call = |input: Input, what: String| {
+        let handle = handle.clone();
+        async move {
+            match handle.call(input).await? {
+                Ok(r) => Ok(r),
+                Err(error) => Err(RunError::Rejected { what, error }),
+            }
+        }
+    };
+    for q in queues {
+        let what = format!("queue {}", q.name);
+        call(Input::DeclareQueue(q), what).await?;
+    }
+    for name in stale {
+        tracing::info!(schedule = %name, "removing schedule not in the config");
+        call(Input::RemoveSchedule { name: name.clone() }, name).await?;
+    }
+    for s in schedules {
+        let what = format!("schedule {}", s.name);
+        let name = s.name.clone();
+        if let Reply::ScheduleUpserted {
+            next_fire,
+            changed: true,
+            version,
+        } = call(Input::UpsertSchedule(s), what).await?
+        {
+            tracing::info!(schedule = %name, version, next_fire = ?next_fire.map(|t| t.to_string()), "schedule upserted");
+        }
+    }
+    Ok(())
 }

@@ -8,6 +8,8 @@ use chime_core::{
 use chime_native::driver::{Clock, SystemClock};
 use chime_native::http::{HttpOptions, HttpServer};
 use chime_native::inspect::{DEAD_LIMIT, Inspection};
+use chime_native::pg::replica::{self, ReplicaConfig};
+use chime_native::pg::{LeaseOptions, PgConfig};
 use chime_native::plan::{Diagnostic, Format, Plan};
 use chime_native::replay::Trace;
 use chime_native::store::RedbStore;
@@ -56,6 +58,18 @@ enum Cmd {
         /// [default: `[http] address` of the config, else 127.0.0.1:9464].
         #[arg(long)]
         http: Option<String>,
+        /// Run as one replica of a deployment on PostgreSQL
+        /// (`postgresql://user:pass@host/db`) instead of the data
+        /// directory: any replica's workers take jobs, one replica fires
+        /// the schedules (see docs/postgres.md).
+        #[arg(long, env = "CHIME_DATABASE_URL")]
+        database: Option<String>,
+        /// The Postgres schema of chime's tables (created if missing).
+        #[arg(long, default_value = "chime", requires = "database")]
+        schema: String,
+        /// Leader lease time-to-live in milliseconds (renewed every third).
+        #[arg(long, default_value_t = 15_000, requires = "database")]
+        lease_ttl_ms: u64,
     },
     /// Print the next fires of a spec with civil time, offset and DST notes.
     Preview {
@@ -145,13 +159,23 @@ fn real_main() -> anyhow::Result<()> {
             data,
             snapshot_every,
             http,
+            database,
+            schema,
+            lease_ttl_ms,
         } => {
             let (path, format) = match (config, crontab) {
                 (Some(c), _) => (c, Format::Toml),
                 (None, Some(c)) => (c, Format::Crontab),
                 (None, None) => bail!("--config or --crontab is required"),
             };
-            run(&path, format, data, snapshot_every, http)
+            match database {
+                Some(url) => {
+                    let pg = PgConfig::new(url).with_schema(schema);
+                    let ttl = std::time::Duration::from_millis(lease_ttl_ms);
+                    run_replica(&path, format, pg, ttl, snapshot_every)
+                }
+                None => run(&path, format, data, snapshot_every, http),
+            }
         }
         Cmd::Preview {
             spec,
@@ -318,6 +342,54 @@ fn run(
         }
         let engine = engine?;
         tracing::info!(clock = %engine.clock(), "stopped");
+        Ok(())
+    })
+}
+
+/// `chime run --database`: one replica on Postgres until SIGTERM/Ctrl-C.
+fn run_replica(
+    path: &Path,
+    format: Format,
+    pg: PgConfig,
+    ttl: std::time::Duration,
+    snapshot_every: u64,
+) -> anyhow::Result<()> {
+    let engine = EngineConfig::default();
+    let plan = Plan::load_checked(path, format, &engine, SystemClock.now())
+        .map_err(|d| config_error(path, &d))?;
+    if !plan.reboot.is_empty() {
+        tracing::warn!("@reboot lines are not run with --database (no replica owns a start)");
+    }
+    let mut cfg = ReplicaConfig::new(pg);
+    cfg.lease = LeaseOptions {
+        ttl,
+        // A tenth of the TTL, at most the default second.
+        skew_allowance: (ttl / 10).min(LeaseOptions::default().skew_allowance),
+    };
+    cfg.driver.engine = engine;
+    cfg.driver.snapshot_every = snapshot_every;
+    let setup = plan.setup();
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        tracing::info!(
+            holder = %cfg.holder,
+            schema = %cfg.pg.schema,
+            schedules = plan.schedules.len(),
+            "chime replica running on PostgreSQL; Ctrl-C or SIGTERM stops"
+        );
+        let replica = tokio::spawn(replica::run(cfg, setup, Arc::new(SystemClock), stop_rx));
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        tracing::info!("stopping");
+        let _ = stop.send(true);
+        replica.await??;
+        tracing::info!("stopped");
         Ok(())
     })
 }

@@ -15,10 +15,13 @@
 //! `docs/postgres.md`.
 
 mod bridge;
+pub mod fires;
 pub mod lease;
 pub mod migrate;
 pub mod queue;
+pub mod replica;
 pub mod store;
+pub mod workers;
 
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions};
 pub use queue::{Enqueued, Failed, PgJob, PgQueues, QueueError};
@@ -123,6 +126,12 @@ impl PgError {
         let context = context.into();
         move |source| PgError::Db { context, source }
     }
+}
+
+/// The `LISTEN` channel of the job queues' wake-ups in `schema` (each
+/// notification's payload is a queue name).
+pub(crate) fn wake_channel(schema: &str) -> String {
+    format!("chime_jobs_{schema}")
 }
 
 /// Checks a schema name before it is spliced into SQL.

@@ -4,7 +4,7 @@
 //! whatever a caller or a worker saw survives a crash; recovery restores
 //! the snapshot and replays the journal through the core.
 
-use chime_core::{JournalEntry, Snapshot, journal};
+use chime_core::{Command, Event, JournalEntry, Snapshot, journal};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -113,6 +113,31 @@ pub trait Store: Send + 'static {
     fn write_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), StoreError>;
     /// Journal entries since the last snapshot.
     fn journal_len(&self) -> u64;
+    /// Whether this store also carries the engine's fires to other
+    /// processes ([`Store::deliver`]): a shared database where external
+    /// queues live. The embedded stores do not.
+    fn delivers(&self) -> bool {
+        false
+    }
+    /// Makes the outputs meant for other processes durable: `Fire`s of
+    /// external queues with their `Enqueue`, and `FireSkipped` events.
+    /// Called after the turn that produced them was appended, and again,
+    /// after recovery, with every such output of the replayed journal (a
+    /// crash may have come between the append and the delivery), so it
+    /// must be idempotent: a fire delivered twice is one fire.
+    fn deliver(&mut self, outputs: &[Command]) -> Result<(), StoreError> {
+        let _ = outputs;
+        Ok(())
+    }
+}
+
+/// Whether `cmd` is an output [`Store::deliver`] takes.
+pub fn deliverable(cmd: &Command) -> bool {
+    match cmd {
+        Command::Fire(f) => f.job.is_none(),
+        Command::Enqueue { .. } | Command::Event(Event::FireSkipped { .. }) => true,
+        _ => false,
+    }
 }
 
 /// A store in memory: for tests and for embedding without durability.

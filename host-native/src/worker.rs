@@ -1,10 +1,11 @@
-//! Worker pools: per local queue, claim jobs through the driver, run a
-//! handler per job under a concurrency limit, heartbeat at a third of the
-//! lease, and report `Complete` or `Fail`. Retries, backoff and dead
-//! letters are the core's decisions; a pool only reports outcomes.
+//! Worker pools: per queue, claim jobs from a [`JobSource`] (the embedded
+//! engine through the driver, or Postgres), run a handler per job under a
+//! concurrency limit, heartbeat at a third of the lease, and report
+//! `Complete` or `Fail`. Retries, backoff and dead letters are the core's
+//! decisions; a pool only reports outcomes.
 
 use crate::driver::Handle;
-use chime_core::{Claimed, FireId, Headers, Input, JobId, Payload, Reply};
+use chime_core::{Claimed, FireId, Headers, Input, JobId, LeaseToken, Payload, Reply};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -35,6 +36,113 @@ pub struct Job {
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 /// An async job handler.
 pub type Handler = Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>;
+
+/// Why a [`JobSource`] call did not go through.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Refused by the queue's rules (the lease was lost, the job is gone).
+    #[error("{0}")]
+    Refused(String),
+    /// Not reachable now (a database error); the pool tries again later.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The source has stopped for good (the driver ended): the pool ends.
+    #[error("the job source has stopped")]
+    Gone,
+}
+
+/// Where a pool's jobs come from and where their outcomes go.
+pub trait JobSource: Clone + Send + Sync + 'static {
+    /// Claims up to `max` jobs of `queue` with a lease of `lease_ms`.
+    fn claim(
+        &self,
+        queue: &str,
+        worker: &str,
+        max: u32,
+        lease_ms: i64,
+    ) -> impl Future<Output = Result<Vec<Claimed>, SourceError>> + Send;
+    /// Extends a held lease.
+    fn heartbeat(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        lease_ms: i64,
+    ) -> impl Future<Output = Result<(), SourceError>> + Send;
+    /// Reports an attempt's outcome (`Err(text)`: failed).
+    fn finish(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        outcome: Result<(), String>,
+    ) -> impl Future<Output = Result<(), SourceError>> + Send;
+}
+
+impl Handle {
+    /// One input, its refusal or the driver's end as a [`SourceError`].
+    async fn source_call(&self, input: Input) -> Result<Reply, SourceError> {
+        match self.call(input).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(SourceError::Refused(e.to_string())),
+            Err(_) => Err(SourceError::Gone),
+        }
+    }
+}
+
+/// The embedded engine's local queues, through the driver.
+impl JobSource for Handle {
+    async fn claim(
+        &self,
+        queue: &str,
+        worker: &str,
+        max: u32,
+        lease_ms: i64,
+    ) -> Result<Vec<Claimed>, SourceError> {
+        let claim = Input::Claim {
+            queue: queue.to_owned(),
+            worker: worker.to_owned(),
+            max,
+            lease_ms: Some(lease_ms),
+        };
+        match self.source_call(claim).await? {
+            Reply::Claimed { jobs } => Ok(jobs),
+            other => Err(SourceError::Refused(format!(
+                "unexpected reply to claim: {other:?}"
+            ))),
+        }
+    }
+
+    async fn heartbeat(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        lease_ms: i64,
+    ) -> Result<(), SourceError> {
+        let hb = Input::Heartbeat {
+            job,
+            token,
+            lease_ms: Some(lease_ms),
+        };
+        self.source_call(hb).await.map(drop)
+    }
+
+    async fn finish(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        outcome: Result<(), String>,
+    ) -> Result<(), SourceError> {
+        let input = match outcome {
+            Ok(()) => Input::Complete { job, token },
+            Err(error) => Input::Fail {
+                job,
+                token,
+                error,
+                retry_at: None,
+            },
+        };
+        self.source_call(input).await.map(drop)
+    }
+}
 
 /// A pool's settings.
 #[derive(Clone, Debug)]
@@ -75,8 +183,8 @@ impl PoolConfig {
 
 /// Runs a pool until `stop` turns true, then waits for running jobs up to
 /// the grace period.
-pub async fn run_pool(
-    handle: Handle,
+pub async fn run_pool<S: JobSource>(
+    source: S,
     wake: Arc<Notify>,
     cfg: PoolConfig,
     handler: Handler,
@@ -97,38 +205,34 @@ pub async fn run_pool(
         while let Ok(p) = sem.clone().try_acquire_owned() {
             permits.push(p);
         }
-        let claim = Input::Claim {
-            queue: cfg.queue.clone(),
-            worker: cfg.worker.clone(),
-            max: permits.len() as u32,
-            lease_ms: Some(cfg.lease_ms),
-        };
-        let jobs = match handle.call(claim).await {
-            Ok(Ok(Reply::Claimed { jobs })) => jobs,
-            Ok(Ok(other)) => {
-                tracing::error!(?other, "unexpected reply to claim");
-                Vec::new()
+        let max = permits.len() as u32;
+        let (jobs, pause) = match source
+            .claim(&cfg.queue, &cfg.worker, max, cfg.lease_ms)
+            .await
+        {
+            Ok(jobs) => (jobs, cfg.poll),
+            Err(SourceError::Gone) => break,
+            Err(e) => {
+                tracing::warn!(queue = %cfg.queue, error = %e, "claim failed");
+                // Not the full poll interval: a database back from a
+                // blip should see its workers again soon.
+                (Vec::new(), cfg.poll.min(Duration::from_secs(1)))
             }
-            Ok(Err(e)) => {
-                tracing::warn!(queue = %cfg.queue, error = %e, "claim refused");
-                Vec::new()
-            }
-            Err(_) => break,
         };
         while tasks.try_join_next().is_some() {}
         if jobs.is_empty() {
             drop(permits);
             tokio::select! {
                 () = wake.notified() => {}
-                () = tokio::time::sleep(cfg.poll) => {}
+                () = tokio::time::sleep(pause) => {}
                 _ = stop.changed() => break,
             }
             continue;
         }
         for (claimed, permit) in jobs.into_iter().zip(permits) {
-            let (handle, cfg, handler) = (handle.clone(), cfg.clone(), handler.clone());
+            let (source, cfg, handler) = (source.clone(), cfg.clone(), handler.clone());
             tasks.spawn(async move {
-                run_job(&handle, &cfg, claimed, &handler).await;
+                run_job(&source, &cfg, claimed, &handler).await;
                 drop(permit);
             });
         }
@@ -153,7 +257,7 @@ pub async fn run_pool(
 }
 
 /// One attempt: the handler, raced against its timeout, with heartbeats.
-async fn run_job(handle: &Handle, cfg: &PoolConfig, claimed: Claimed, handler: &Handler) {
+async fn run_job<S: JobSource>(source: &S, cfg: &PoolConfig, claimed: Claimed, handler: &Handler) {
     let job = Job {
         id: claimed.job,
         queue: cfg.queue.clone(),
@@ -182,29 +286,21 @@ async fn run_job(handle: &Handle, cfg: &PoolConfig, claimed: Claimed, handler: &
         tokio::select! {
             r = &mut work => break r,
             _ = tick.tick(), if beating => {
-                let hb = Input::Heartbeat { job: id, token, lease_ms: Some(cfg.lease_ms) };
-                match handle.call(hb).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) => {
+                match source.heartbeat(id, token, cfg.lease_ms).await {
+                    Ok(()) => {}
+                    Err(SourceError::Gone) => return,
+                    Err(e @ SourceError::Refused(_)) => {
                         tracing::warn!(job = id.0, error = %e, "heartbeat refused; lease lost");
                         beating = false;
                     }
-                    Err(_) => return,
+                    // The next beat may get through before the lease ends.
+                    Err(e) => tracing::warn!(job = id.0, error = %e, "heartbeat failed"),
                 }
             }
         }
     };
-    let input = match result {
-        Ok(()) => Input::Complete { job: id, token },
-        Err(error) => Input::Fail {
-            job: id,
-            token,
-            error,
-            retry_at: None,
-        },
-    };
-    if let Ok(Err(e)) = handle.call(input).await {
-        tracing::warn!(job = id.0, error = %e, "outcome refused (lease lost?)");
+    if let Err(e) = source.finish(id, token, result).await {
+        tracing::warn!(job = id.0, error = %e, "outcome not recorded (lease lost?)");
     }
 }
 

@@ -107,6 +107,52 @@ CREATE TABLE {schema}.chime_job_keys (
 CREATE SEQUENCE {schema}.chime_claim_token;
 "#,
     },
+    Migration {
+        version: 3,
+        name: "fires and skips of the leader's engine",
+        sql: r#"
+-- Every fire of a schedule, written by the leader in the transaction that
+-- also creates its job and checks the leader epoch. The primary key is
+-- the fire id (`<schedule>@<nominal_ms>`, with `#m<n>`/`#b<n>` for manual
+-- and backfill fires), so a fire delivered twice (a new leader replaying
+-- the journal of the old one, a deposed leader that did not know yet) is
+-- one row and one job. `settled` turns true once the leader has been told
+-- that the job ended (FireSettled).
+CREATE TABLE {schema}.chime_fires (
+    engine     text        NOT NULL,
+    fire_id    text        NOT NULL,
+    schedule   text        NOT NULL,
+    nominal_ms bigint      NOT NULL,
+    kind       text        NOT NULL CHECK (kind IN ('scheduled', 'manual', 'backfill')),
+    reason     text        NOT NULL,
+    due_ms     bigint      NOT NULL,
+    fired_ms   bigint      NOT NULL,
+    epoch      bigint      NOT NULL,
+    queue      text        NOT NULL,
+    job        bigint      NOT NULL,
+    settled    boolean     NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (engine, fire_id)
+);
+-- The boundary itself: at most one scheduled fire per (schedule, nominal).
+CREATE UNIQUE INDEX chime_fires_boundary ON {schema}.chime_fires (engine, schedule, nominal_ms)
+    WHERE kind = 'scheduled';
+CREATE INDEX chime_fires_unsettled ON {schema}.chime_fires (engine, job) WHERE NOT settled;
+-- Boundaries the engine skipped, one row per run of them (FireSkipped),
+-- keyed by the run's first boundary: a boundary is skipped at most once.
+CREATE TABLE {schema}.chime_skips (
+    engine     text        NOT NULL,
+    schedule   text        NOT NULL,
+    first_ms   bigint      NOT NULL,
+    last_ms    bigint      NOT NULL,
+    count      bigint      NOT NULL CHECK (count > 0),
+    reason     text        NOT NULL,
+    epoch      bigint      NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (engine, schedule, first_ms)
+);
+"#,
+    },
 ];
 
 /// The newest schema version this binary knows.

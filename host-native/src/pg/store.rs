@@ -10,18 +10,23 @@
 //! with [`StoreError::Fenced`] — a deposed leader writes nothing.
 
 use super::bridge::Bridge;
+use super::fires::Deliveries;
 use super::migrate::migrate;
 use super::{PgConfig, PgError, check_schema};
 use crate::store::{Recovered, Store, StoreError};
-use chime_core::{Epoch, JournalEntry, Snapshot, journal};
+use chime_core::{Command, Epoch, JournalEntry, Snapshot, journal};
 use tokio_postgres::Transaction;
 
 /// Table names in the configured schema.
 #[derive(Clone, Debug)]
 struct Tables {
+    /// The quoted schema.
+    schema: String,
     leader: String,
     snapshot: String,
     journal: String,
+    /// The job queues' wake-up channel.
+    channel: String,
 }
 
 /// The Postgres store of one engine (keyed by its lease name), writing
@@ -64,6 +69,8 @@ impl PgStore {
             leader: format!("{q}.chime_leader"),
             snapshot: format!("{q}.chime_snapshot"),
             journal: format!("{q}.chime_journal"),
+            schema: q,
+            channel: super::wake_channel(&config.schema),
         };
         let mut store = PgStore {
             bridge,
@@ -265,5 +272,38 @@ impl Store for PgStore {
 
     fn journal_len(&self) -> u64 {
         (self.next_seq - self.first_seq) as u64
+    }
+
+    fn delivers(&self) -> bool {
+        true
+    }
+
+    /// Inserts each fire with its job, and each skipped run, in one
+    /// transaction fenced like an append: a deposed leader delivers
+    /// nothing. A fire already in `chime_fires` (delivered before a crash
+    /// or by the previous leader's last turn) is left alone and gets no
+    /// second job.
+    fn deliver(&mut self, outputs: &[Command]) -> Result<(), StoreError> {
+        let d = Deliveries::of(outputs);
+        if d.is_empty() {
+            return Ok(());
+        }
+        let (leader, engine, epoch) = (self.tables.leader.clone(), self.engine.clone(), self.epoch);
+        let (schema, channel) = (self.tables.schema.clone(), self.tables.channel.clone());
+        self.bridge.call(move |c| {
+            Box::pin(async move {
+                let tx = c
+                    .transaction()
+                    .await
+                    .map_err(PgError::db("starting a delivery"))?;
+                fence(&tx, &leader, &engine, epoch).await?;
+                d.write(&tx, &schema, &channel, &engine, epoch).await?;
+                tx.commit()
+                    .await
+                    .map_err(PgError::db("committing a delivery"))?;
+                Ok::<_, StoreError>(())
+            })
+        })??;
+        Ok(())
     }
 }

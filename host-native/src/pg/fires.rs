@@ -1,0 +1,286 @@
+//! Fires of the leader's engine in Postgres: `chime_fires` (one row per
+//! fire, with the job it created in `chime_jobs`) and `chime_skips` (one row
+//! per run of skipped boundaries), written by [`super::PgStore::deliver`]
+//! in the leader's fenced transaction; and the way back, [`ended`] and
+//! [`mark_settled`], with which the leader learns that a fire's job has
+//! ended (`FireSettled`), so overlap policies see it finish.
+//!
+//! A fire's primary key is its id, so delivering it again is a no-op:
+//! after a crash between a turn's append and its delivery the next leader
+//! replays the journal and delivers every replayed fire once more, and
+//! only the ones that never arrived get a job.
+
+use super::PgError;
+use chime_core::{Command, Event, FireId, FireKind, FireOutcome};
+use std::collections::BTreeSet;
+use tokio_postgres::{GenericClient, Transaction};
+
+/// The deliverable outputs of some turns, as the columns of the
+/// statements that insert them.
+#[derive(Debug, Default)]
+pub(crate) struct Deliveries {
+    fire_id: Vec<String>,
+    schedule: Vec<String>,
+    nominal_ms: Vec<i64>,
+    kind: Vec<&'static str>,
+    reason: Vec<String>,
+    due_ms: Vec<i64>,
+    fired_ms: Vec<i64>,
+    queue: Vec<String>,
+    payload: Vec<String>,
+    headers: Vec<String>,
+    skip_schedule: Vec<String>,
+    skip_first_ms: Vec<i64>,
+    skip_last_ms: Vec<i64>,
+    skip_count: Vec<i64>,
+    skip_reason: Vec<String>,
+}
+
+/// A serde unit variant's name (`"catchup"`).
+fn variant_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+impl Deliveries {
+    /// Gathers the fires (each `Fire` of an external queue with the
+    /// `Enqueue` that follows it) and skipped runs among `outputs`.
+    pub(crate) fn of(outputs: &[Command]) -> Deliveries {
+        let mut d = Deliveries::default();
+        let mut last_fire = None;
+        for cmd in outputs {
+            match cmd {
+                Command::Fire(f) if f.job.is_none() => last_fire = Some(f),
+                Command::Enqueue {
+                    fire,
+                    queue,
+                    payload,
+                    headers,
+                    ..
+                } => {
+                    // The engine emits a fire's `Fire` right before its
+                    // `Enqueue`, and deliveries never split the two.
+                    let f = last_fire.filter(|f| f.fire_id == *fire);
+                    d.fire_id.push(fire.to_string());
+                    d.schedule.push(fire.schedule.to_string());
+                    d.nominal_ms.push(fire.nominal.as_millis());
+                    d.kind.push(match fire.extra {
+                        None => "scheduled",
+                        Some((FireKind::Manual, _)) => "manual",
+                        Some((FireKind::Backfill, _)) => "backfill",
+                    });
+                    d.reason
+                        .push(f.map_or_else(String::new, |f| variant_name(&f.reason)));
+                    d.due_ms
+                        .push(f.map_or(fire.nominal.as_millis(), |f| f.due_at.as_millis()));
+                    d.fired_ms
+                        .push(f.map_or(fire.nominal.as_millis(), |f| f.fired_at.as_millis()));
+                    d.queue.push(queue.to_string());
+                    d.payload.push(payload.as_json().to_owned());
+                    d.headers
+                        .push(serde_json::to_string(headers).expect("headers serialize"));
+                }
+                Command::Event(Event::FireSkipped {
+                    schedule,
+                    reason,
+                    count,
+                    first,
+                    last,
+                }) => {
+                    d.skip_schedule.push(schedule.clone());
+                    d.skip_first_ms.push(first.as_millis());
+                    d.skip_last_ms.push(last.as_millis());
+                    d.skip_count.push(i64::try_from(*count).unwrap_or(i64::MAX));
+                    d.skip_reason.push(variant_name(reason));
+                }
+                _ => {}
+            }
+        }
+        d
+    }
+
+    /// Nothing to write.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.fire_id.is_empty() && self.skip_schedule.is_empty()
+    }
+
+    /// Writes everything inside the caller's fenced transaction: missing
+    /// queues (with defaults, as an enqueue would create them), the fires
+    /// not yet known with one job each, the skipped runs not yet known,
+    /// and a wake-up per queue that got a job (sent at commit).
+    pub(crate) async fn write(
+        &self,
+        tx: &Transaction<'_>,
+        schema: &str,
+        channel: &str,
+        engine: &str,
+        epoch: u64,
+    ) -> Result<(), PgError> {
+        let epoch = epoch as i64;
+        if !self.fire_id.is_empty() {
+            let names: Vec<String> = self
+                .queue
+                .iter()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .cloned()
+                .collect();
+            let defaults: Vec<chime_core::QueueConfig> =
+                names.iter().map(chime_core::QueueConfig::new).collect();
+            let configs: Vec<String> = defaults
+                .iter()
+                .map(|c| serde_json::to_string(c).expect("QueueConfig serializes"))
+                .collect();
+            let windows: Vec<i64> = defaults.iter().map(|c| c.dedup_window_ms).collect();
+            tx.execute(
+                &format!(
+                    "INSERT INTO {schema}.chime_queues (name, config, seed, dedup_window_ms)
+                     SELECT n, c, 0, w FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(n, c, w)
+                     ON CONFLICT (name) DO NOTHING"
+                ),
+                &[&names, &configs, &windows],
+            )
+            .await
+            .map_err(PgError::db("creating the queues of fires"))?;
+            let rows = tx
+                .query(
+                    &format!(
+                        "WITH t AS MATERIALIZED (
+                             SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
+                             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
+                                         $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[])
+                                  WITH ORDINALITY
+                                  AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms,
+                                       queue, payload, headers, ord)),
+                         f AS (
+                             INSERT INTO {schema}.chime_fires
+                                 (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms,
+                                  fired_ms, epoch, queue, job)
+                             SELECT $1, fire_id, schedule, nominal_ms, kind, reason, due_ms,
+                                    fired_ms, $12, queue, job
+                             FROM t ORDER BY ord
+                             ON CONFLICT DO NOTHING
+                             RETURNING fire_id)
+                         INSERT INTO {schema}.chime_jobs
+                             (id, queue, state, priority, run_at, payload, headers, fire)
+                         SELECT t.job, t.queue, 'pending', 0, date_trunc('milliseconds', now()),
+                                t.payload, t.headers, t.fire_id
+                         FROM t JOIN f ON f.fire_id = t.fire_id
+                         ORDER BY t.ord
+                         RETURNING queue"
+                    ),
+                    &[
+                        &engine,
+                        &self.fire_id,
+                        &self.schedule,
+                        &self.nominal_ms,
+                        &self.kind,
+                        &self.reason,
+                        &self.due_ms,
+                        &self.fired_ms,
+                        &self.queue,
+                        &self.payload,
+                        &self.headers,
+                        &epoch,
+                    ],
+                )
+                .await
+                .map_err(PgError::db("inserting fires and their jobs"))?;
+            let woken: BTreeSet<String> = rows.iter().map(|r| r.get(0)).collect();
+            let woken: Vec<String> = woken.into_iter().collect();
+            tx.execute(
+                "SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q",
+                &[&channel, &woken],
+            )
+            .await
+            .map_err(PgError::db("announcing the jobs of fires"))?;
+        }
+        if !self.skip_schedule.is_empty() {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {schema}.chime_skips
+                         (engine, schedule, first_ms, last_ms, count, reason, epoch)
+                     SELECT $1, s, f, l, c, r, $7
+                     FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[])
+                          AS t(s, f, l, c, r)
+                     ON CONFLICT DO NOTHING"
+                ),
+                &[
+                    &engine,
+                    &self.skip_schedule,
+                    &self.skip_first_ms,
+                    &self.skip_last_ms,
+                    &self.skip_count,
+                    &self.skip_reason,
+                    &epoch,
+                ],
+            )
+            .await
+            .map_err(PgError::db("recording skipped boundaries"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Up to `max` fires of `engine` whose job has ended (or is gone: finished
+/// jobs are deleted after their queue's retention) and that the leader has
+/// not yet been told about, with how the job ended.
+pub async fn ended(
+    client: &impl GenericClient,
+    schema: &str,
+    engine: &str,
+    max: i64,
+) -> Result<Vec<(FireId, FireOutcome)>, PgError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT f.fire_id, j.state
+                 FROM \"{schema}\".chime_fires f
+                 LEFT JOIN \"{schema}\".chime_jobs j ON j.id = f.job
+                 WHERE f.engine = $1 AND NOT f.settled
+                   AND (j.id IS NULL OR j.state IN ('completed', 'dead', 'dropped', 'cancelled'))
+                 LIMIT $2"
+            ),
+            &[&engine, &max],
+        )
+        .await
+        .map_err(PgError::db("reading ended fires"))?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let id: &str = r.get(0);
+        let state: Option<&str> = r.get(1);
+        let fire = id
+            .parse::<FireId>()
+            .map_err(|e| PgError::Stored(format!("fire id {id:?}: {e}")))?;
+        let outcome = match state {
+            None | Some("completed") => FireOutcome::Succeeded,
+            Some(_) => FireOutcome::Failed,
+        };
+        out.push((fire, outcome));
+    }
+    Ok(out)
+}
+
+/// Records that the leader's engine was told these fires ended (after the
+/// `FireSettled` inputs were committed to its journal).
+pub async fn mark_settled(
+    client: &impl GenericClient,
+    schema: &str,
+    engine: &str,
+    fires: &[FireId],
+) -> Result<(), PgError> {
+    let ids: Vec<String> = fires.iter().map(ToString::to_string).collect();
+    client
+        .execute(
+            &format!(
+                "UPDATE \"{schema}\".chime_fires SET settled = true
+                 WHERE engine = $1 AND fire_id = ANY($2)"
+            ),
+            &[&engine, &ids],
+        )
+        .await
+        .map_err(PgError::db("marking fires settled"))?;
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! One replica of a deployment on Postgres (`chime run --database`).
+//!
+//! Every replica runs the worker pools of its config on the shared job
+//! tables ([`PgQueues`]), the queues' housekeeping (lease rescue,
+//! retention), and a bid for the leader lease. The replica holding the
+//! lease runs the engine for the schedules: it loads the engine's state
+//! from Postgres ([`PgStore`], fenced by its epoch), feeds it
+//! `Leadership` on every renewal (so it stops firing on its own when
+//! renewals stop getting through), delivers its fires as jobs with a
+//! unique fire row, and tells it when a fire's job has ended
+//! (`FireSettled`). Losing the lease, or a write refused because another
+//! replica took over, stops the engine; the replica goes back to bidding.
+//!
+//! In the engine every queue is *external* (its jobs live in the tables,
+//! not in the engine), with the settle timeout as its lease: a fire whose
+//! job has not ended after that long stops counting as in flight.
+
+use super::fires::{ended, mark_settled};
+use super::workers::{PoolWakes, forward_wakes};
+use super::{LeaderLease, LeaseGrant, LeaseOptions, PgConfig, PgError, PgQueues, PgStore};
+use crate::driver::{Clock, Driver, DriverConfig, Handle};
+use crate::{RunError, Setup, apply, worker};
+use chime_core::{FireId, Input, QueueConfig, QueueMode};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinSet;
+
+/// How a replica runs.
+#[derive(Clone, Debug)]
+pub struct ReplicaConfig {
+    /// The database and schema.
+    pub pg: PgConfig,
+    /// The leader lease's name, which is also the engine's in the state
+    /// tables: deployments sharing a schema use different names.
+    pub name: String,
+    /// This replica's holder id (unique among live replicas).
+    pub holder: String,
+    /// Lease timing.
+    pub lease: LeaseOptions,
+    /// The leader's driver (its engine config also checks queue inputs).
+    pub driver: DriverConfig,
+    /// The longest a fire counts as in flight when its job does not end
+    /// (for overlap policies); the engine's lease of its external queues.
+    pub settle_timeout_ms: i64,
+    /// How often each replica rescues expired job leases and prunes
+    /// finished jobs.
+    pub maintain_every: Duration,
+    /// How often the leader looks for fires whose job ended.
+    pub settle_every: Duration,
+}
+
+impl ReplicaConfig {
+    /// Defaults: lease `chime` with TTL 15 s, a fresh holder id, settle
+    /// timeout 1 h, housekeeping every second, settling every 250 ms.
+    pub fn new(pg: PgConfig) -> ReplicaConfig {
+        ReplicaConfig {
+            pg,
+            name: "chime".into(),
+            holder: super::lease::default_holder(),
+            lease: LeaseOptions::default(),
+            driver: DriverConfig::default(),
+            settle_timeout_ms: 3_600_000,
+            maintain_every: Duration::from_secs(1),
+            settle_every: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Runs a replica until `stop` turns true: then its pools finish their
+/// jobs (grace period), and a leader writes a final snapshot and releases
+/// the lease, so another replica takes over at once.
+pub async fn run(
+    cfg: ReplicaConfig,
+    setup: Setup,
+    clock: Arc<dyn Clock>,
+    stop: watch::Receiver<bool>,
+) -> Result<(), RunError> {
+    let queues = PgQueues::connect(&cfg.pg, cfg.driver.engine.clone())
+        .await
+        .map_err(pg_error)?;
+    let queues = Arc::new(queues);
+    for q in &setup.queues {
+        queues
+            .declare(q)
+            .await
+            .map_err(|e| RunError::Backend(format!("queue {}: {e}", q.name)))?;
+    }
+    let mut tasks = JoinSet::new();
+    let mut wakes = PoolWakes::new();
+    for (mut pool, handler) in setup.pools.iter().cloned() {
+        let wake = Arc::new(Notify::new());
+        wakes
+            .entry(pool.queue.clone())
+            .or_default()
+            .push(wake.clone());
+        // Wake-ups come by LISTEN; polling finds retries whose time came
+        // (nobody announces those) and covers a lost connection.
+        pool.poll = pool.poll.min(Duration::from_secs(1));
+        tasks.spawn(worker::run_pool(
+            queues.clone(),
+            wake,
+            pool,
+            handler,
+            stop.clone(),
+        ));
+    }
+    tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, stop.clone()));
+    tasks.spawn(maintain(queues.clone(), cfg.maintain_every, stop.clone()));
+    let led = bid(&cfg, &setup, clock, stop).await;
+    while tasks.join_next().await.is_some() {}
+    led
+}
+
+/// Bids for the lease until `stop`; leads whenever it wins.
+async fn bid(
+    cfg: &ReplicaConfig,
+    setup: &Setup,
+    clock: Arc<dyn Clock>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), RunError> {
+    let mut lease = LeaderLease::connect(&cfg.pg, &cfg.name, &cfg.holder, cfg.lease, clock.clone())
+        .await
+        .map_err(pg_error)?;
+    // Twice per renew interval: a dead leader's lease is taken within
+    // TTL + half a renew interval of its last renewal.
+    let retry = cfg.lease.renew_every() / 2;
+    loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
+        match lease.acquire().await {
+            Ok(Some(grant)) => {
+                match lead(cfg, setup, &mut lease, grant, clock.clone(), &mut stop).await {
+                    Ok(Term::Stopped) => return Ok(()),
+                    Ok(Term::Lost) => {}
+                    Err(e) => tracing::error!(error = %e, "leading failed"),
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "bidding for the leader lease failed"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(retry) => {}
+            _ = stop.changed() => {}
+        }
+    }
+}
+
+/// How a term ended.
+enum Term {
+    /// `stop` was asked: shut down.
+    Stopped,
+    /// The lease or the store's fencing ended it: bid again.
+    Lost,
+}
+
+/// One term as leader: load the engine, apply the config, renew, settle.
+async fn lead(
+    cfg: &ReplicaConfig,
+    setup: &Setup,
+    lease: &mut LeaderLease,
+    grant: LeaseGrant,
+    clock: Arc<dyn Clock>,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Term, RunError> {
+    let epoch = grant.epoch;
+    let (pg, name, driver_cfg) = (cfg.pg.clone(), cfg.name.clone(), cfg.driver.clone());
+    let driver = tokio::task::spawn_blocking(move || {
+        let store = PgStore::open(&pg, &name, epoch)?;
+        Driver::recover(Box::new(store), clock, driver_cfg)
+    })
+    .await??;
+    let handle = driver.handle();
+    let running = tokio::spawn(driver.run());
+    tracing::info!(epoch = epoch.0, "leading: engine loaded");
+    let term = async {
+        handle
+            .call(Input::Leadership(Some(grant.leadership())))
+            .await?
+            .map_err(|error| RunError::Rejected {
+                what: "leadership".into(),
+                error,
+            })?;
+        apply(
+            &handle,
+            engine_queues(setup, cfg.settle_timeout_ms),
+            setup.schedules.clone(),
+        )
+        .await?;
+        serve(cfg, lease, &handle, stop).await
+    }
+    .await;
+    handle.stop();
+    let ended = running.await;
+    match (&term, ended) {
+        (Ok(Term::Stopped), Ok(Ok(_))) => {
+            if let Err(e) = lease.release().await {
+                tracing::warn!(error = %e, "releasing the leader lease failed");
+            }
+        }
+        (_, Ok(Err(e))) => tracing::warn!(error = %e, epoch = epoch.0, "engine stopped"),
+        (_, Err(e)) => tracing::error!(error = %e, "engine task failed"),
+        _ => {}
+    }
+    tracing::info!(epoch = epoch.0, "no longer leading");
+    term
+}
+
+/// The leader's loop: renew the lease (and tell the engine), settle ended
+/// fires, until the lease is lost, the driver stops or `stop`.
+async fn serve(
+    cfg: &ReplicaConfig,
+    lease: &mut LeaderLease,
+    handle: &Handle,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Term, RunError> {
+    let client = super::connect(&cfg.pg.url).await.map_err(pg_error)?;
+    let mut renew = tokio::time::interval(cfg.lease.renew_every());
+    renew.reset();
+    let mut settle = tokio::time::interval(cfg.settle_every);
+    loop {
+        tokio::select! {
+            _ = renew.tick() => match lease.renew().await {
+                Ok(g) => {
+                    let _ = handle.call(Input::Leadership(Some(g.leadership()))).await?;
+                }
+                Err(e @ PgError::LeaseLost { .. }) => {
+                    tracing::warn!(error = %e, "leader lease lost");
+                    return Ok(Term::Lost);
+                }
+                // The grant runs out on its own if this keeps failing.
+                Err(e) => tracing::warn!(error = %e, "renewing the leader lease failed"),
+            },
+            _ = settle.tick() => {
+                if let Err(e) = settle_ended(&client, cfg, handle).await {
+                    tracing::warn!(error = %e, "settling ended fires failed");
+                }
+            }
+            () = handle.closed() => return Ok(Term::Lost),
+            _ = stop.changed() => return Ok(Term::Stopped),
+        }
+    }
+}
+
+/// Tells the engine about fires whose job ended, then marks them: only
+/// after the `FireSettled` inputs were committed to this term's journal,
+/// so a takeover in between finds them either unmarked or in the journal.
+async fn settle_ended(
+    client: &tokio_postgres::Client,
+    cfg: &ReplicaConfig,
+    handle: &Handle,
+) -> Result<(), RunError> {
+    let fires = ended(client, &cfg.pg.schema, &cfg.name, 1_000)
+        .await
+        .map_err(pg_error)?;
+    if fires.is_empty() {
+        return Ok(());
+    }
+    // Sent at once, so the driver commits them in one turn.
+    let calls: Vec<_> = fires
+        .into_iter()
+        .map(|(fire, outcome)| {
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                let r = handle
+                    .call(Input::FireSettled {
+                        fire: fire.clone(),
+                        outcome,
+                    })
+                    .await;
+                (fire, r)
+            })
+        })
+        .collect();
+    let mut settled: Vec<FireId> = Vec::new();
+    for c in calls {
+        let (fire, r) = c.await?;
+        match r? {
+            Ok(_) => settled.push(fire),
+            // Settling is accepted even late or twice; a refusal means the
+            // fire is not this engine's (`unknown_fire`): never ask again.
+            Err(e) => {
+                tracing::warn!(%fire, error = %e, "fire settlement refused");
+                settled.push(fire);
+            }
+        }
+    }
+    mark_settled(client, &cfg.pg.schema, &cfg.name, &settled)
+        .await
+        .map_err(pg_error)
+}
+
+/// The engine's view of the queues: each config queue and each schedule's
+/// target, external, with the settle timeout as its lease.
+fn engine_queues(setup: &Setup, settle_timeout_ms: i64) -> Vec<QueueConfig> {
+    let names: BTreeSet<&str> = setup
+        .queues
+        .iter()
+        .map(|q| q.name.as_str())
+        .chain(setup.schedules.iter().map(|s| s.target.queue.as_str()))
+        .collect();
+    names
+        .into_iter()
+        .map(|name| QueueConfig {
+            mode: QueueMode::External,
+            lease_ms: settle_timeout_ms,
+            ..QueueConfig::new(name)
+        })
+        .collect()
+}
+
+/// Every replica's housekeeping on the shared queues.
+async fn maintain(queues: Arc<PgQueues>, every: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        match queues.maintain(1_000).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                rescued = n,
+                "job leases expired; attempts counted as failed"
+            ),
+            Err(e) => tracing::warn!(error = %e, "queue housekeeping failed"),
+        }
+    }
+}
+
+fn pg_error(e: PgError) -> RunError {
+    RunError::Backend(e.to_string())
+}
