@@ -123,9 +123,10 @@ async fn bid(
     let mut lease = LeaderLease::connect(&cfg.pg, &cfg.name, &cfg.holder, cfg.lease, clock.clone())
         .await
         .map_err(pg_error)?;
-    // Twice per renew interval: a dead leader's lease is taken within
-    // TTL + half a renew interval of its last renewal.
-    let retry = cfg.lease.renew_every() / 2;
+    // Four times per renew interval: a dead leader's lease is taken
+    // within TTL + a quarter of a renew interval of its last renewal,
+    // leaving the rest of the interval for loading the engine.
+    let retry = cfg.lease.renew_every() / 4;
     loop {
         if *stop.borrow() {
             return Ok(());
