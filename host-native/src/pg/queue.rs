@@ -29,6 +29,11 @@
 //!   debounced per queue ([`PgQueues::with_wake_every`]), so idle workers can `LISTEN`
 //!   instead of polling (a poll stays the fallback).
 //!
+//! - **Transactional enqueue** ([`PgQueues::enqueue_in`]): the same
+//!   statements run in the caller's own transaction, so a job exists if
+//!   and only if the application's writes commit; its wake-up is a
+//!   `NOTIFY` in that transaction, delivered at commit.
+//!
 //! All statements are single statements (no explicit transactions), so
 //! one connection serves many concurrent callers by pipelining.
 //!
