@@ -2,7 +2,8 @@
 //! migrations, the fenced leader lease, [`PgStore`] (the engine's
 //! snapshot + journal in tables with every write checked against the
 //! writer's lease epoch in the same transaction), and [`PgQueues`] (job
-//! queues claimed with `FOR UPDATE SKIP LOCKED`).
+//! queues claimed with `FOR UPDATE SKIP LOCKED`, and enqueued from inside
+//! the application's own transaction with [`PgQueues::enqueue_in`]).
 //!
 //! Everything lives in one Postgres schema (default `chime`), so several
 //! deployments — or parallel tests — can share one database. Time that
@@ -10,9 +11,8 @@
 //! (`now()`); a replica only ever uses *durations* of its own clock, never
 //! compares its wall clock to the database's (see [`lease`]).
 //!
-//! Not built yet: transactional enqueue, fires with a unique `(schedule,
-//! nominal)` key, and the multi-replica daemon wiring (`--database`). See
-//! `docs/postgres.md`.
+//! Not built yet: fires with a unique `(schedule, nominal)` key, and the
+//! multi-replica daemon wiring (`--database`). See `docs/postgres.md`.
 
 mod bridge;
 pub mod fires;

@@ -29,6 +29,11 @@
 //!   debounced per queue ([`PgQueues::with_wake_every`]), so idle workers can `LISTEN`
 //!   instead of polling (a poll stays the fallback).
 //!
+//! - **Transactional enqueue** ([`PgQueues::enqueue_in`]): the same
+//!   statements run in the caller's own transaction, so a job exists if
+//!   and only if the application's writes commit; its wake-up is a
+//!   `NOTIFY` in that transaction, delivered at commit.
+//!
 //! All statements are single statements (no explicit transactions), so
 //! one connection serves many concurrent callers by pipelining.
 //!
@@ -75,7 +80,8 @@ use chime_core::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 /// Why a queue operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -277,6 +283,115 @@ fn ms(expr: &str) -> String {
     format!("floor(extract(epoch from {expr}) * 1000)::bigint")
 }
 
+/// A new job's `run_at`: at `$3` (`runAt`, epoch ms) if given, else `$4`
+/// (`delayMs`) from now; one in the past means now.
+const RUN_AT_SQL: &str = "GREATEST(COALESCE(
+                              timestamptz 'epoch' + $3::bigint * interval '1 millisecond',
+                              date_trunc('milliseconds', now()) + $4::bigint * interval '1 millisecond'),
+                              date_trunc('milliseconds', now()))";
+
+/// A wake-up: `$1` the channel, `$2` the queue.
+const NOTIFY_SQL: &str = "SELECT pg_notify($1, $2)";
+
+/// Creates queue `$1` (config `$2`, seed `$3`, dedup window `$4`) unless
+/// it exists.
+fn create_queue_sql(s: &str) -> String {
+    format!(
+        "INSERT INTO {s}.chime_queues (name, config, seed, dedup_window_ms)
+         VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING"
+    )
+}
+
+/// Inserts a job without a key (parameters: [`JobParams`]); its id.
+fn enqueue_sql(s: &str) -> String {
+    format!(
+        "WITH j AS (
+             INSERT INTO {s}.chime_jobs
+                 (queue, state, priority, run_at, max_attempts, payload, headers)
+             VALUES ($1, 'pending', $2, {RUN_AT_SQL}, $5, $6, $7)
+             RETURNING id)
+         SELECT j.id FROM j"
+    )
+}
+
+/// Inserts a job with key `$8` unless the key is live (parameters:
+/// [`JobParams`]); the new job's id (NULL if none) and the key's job.
+fn enqueue_key_sql(s: &str) -> String {
+    format!(
+        "WITH id AS (
+             SELECT nextval(pg_get_serial_sequence('{s}.chime_jobs', 'id')) AS id),
+         k AS (
+             INSERT INTO {s}.chime_job_keys AS k (queue, key, job, expires_at)
+             SELECT $1, $8, id, NULL FROM id
+             ON CONFLICT (queue, key) DO UPDATE
+                 SET job = EXCLUDED.job, expires_at = NULL
+                 WHERE k.expires_at IS NOT NULL AND k.expires_at <= now()
+             RETURNING job),
+         j AS (
+             INSERT INTO {s}.chime_jobs
+                 (id, queue, state, priority, run_at, max_attempts, payload, headers, key)
+             SELECT k.job, $1, 'pending', $2, {RUN_AT_SQL}, $5, $6, $7, $8 FROM k
+             RETURNING id)
+         SELECT (SELECT id FROM j),
+                (SELECT job FROM {s}.chime_job_keys WHERE queue = $1 AND key = $8)"
+    )
+}
+
+/// The parameters of [`enqueue_sql`] and [`enqueue_key_sql`] for one
+/// request.
+struct JobParams<'a> {
+    queue: &'a str,
+    priority: i32,
+    run_at: Option<i64>,
+    delay: i64,
+    max_attempts: Option<i32>,
+    payload: &'a str,
+    headers: String,
+    key: Option<&'a str>,
+}
+
+impl<'a> JobParams<'a> {
+    fn new(req: &'a EnqueueRequest) -> JobParams<'a> {
+        JobParams {
+            queue: &req.queue,
+            priority: req.priority,
+            run_at: req.run_at.map(Timestamp::as_millis),
+            delay: req.delay_ms.unwrap_or(0),
+            max_attempts: req.max_attempts.map(|n| n as i32),
+            payload: req.payload.as_json(),
+            headers: serde_json::to_string(&req.headers).expect("headers serialize"),
+            key: req.key.as_deref(),
+        }
+    }
+
+    /// `$1` to `$7`, and `$8` when there is a key, with their types.
+    fn typed(&self) -> Vec<(&(dyn ToSql + Sync), Type)> {
+        let mut params: Vec<(&(dyn ToSql + Sync), Type)> = vec![
+            (&self.queue, Type::TEXT),
+            (&self.priority, Type::INT4),
+            (&self.run_at, Type::INT8),
+            (&self.delay, Type::INT8),
+            (&self.max_attempts, Type::INT4),
+            (&self.payload, Type::TEXT),
+            (&self.headers, Type::TEXT),
+        ];
+        if let Some(key) = &self.key {
+            params.push((key, Type::TEXT));
+        }
+        params
+    }
+}
+
+/// Where a statement runs.
+#[derive(Clone, Copy)]
+enum On<'a> {
+    /// The handle's own connection, prepared once ([`PgQueues::stmt`]).
+    Own,
+    /// A caller's connection, in its transaction: unprepared, with typed
+    /// parameters (parsed and run in one round trip).
+    Caller(&'a Client),
+}
+
 fn ts(ms: i64) -> Result<Timestamp, QueueError> {
     Timestamp::from_millis(ms).map_err(|e| {
         QueueError::Refused(CoreError::InvalidInput {
@@ -365,10 +480,7 @@ impl PgQueues {
                 w.scheduled = false;
                 w.last = Some(Instant::now());
             }
-            if let Err(e) = client
-                .execute("SELECT pg_notify($1, $2)", &[&channel, &queue])
-                .await
-            {
+            if let Err(e) = client.execute(NOTIFY_SQL, &[&channel, &queue]).await {
                 tracing::debug!(error = %e, queue, "wake-up not sent");
             }
         });
@@ -442,33 +554,106 @@ impl PgQueues {
         if self.queues.lock().expect("queue names lock").contains(name) {
             return Ok(());
         }
-        let config = QueueConfig::new(name);
-        let json = serde_json::to_string(&config).expect("QueueConfig serializes");
-        let s = &self.schema;
-        self.client
-            .execute(
-                &self
-                    .stmt("create_queue", || {
-                        format!(
-                            "INSERT INTO {s}.chime_queues (name, config, seed, dedup_window_ms)
-                             VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING"
-                        )
-                    })
-                    .await?,
-                &[
-                    &name,
-                    &json,
-                    &(self.engine.seed as i64),
-                    &config.dedup_window_ms,
-                ],
-            )
-            .await
-            .map_err(db("creating a queue"))?;
+        self.create_queue(On::Own, name).await?;
         self.queues
             .lock()
             .expect("queue names lock")
             .insert(name.to_owned());
         Ok(())
+    }
+
+    /// Whether queue `name` exists for every connection: remembered, or
+    /// committed — read on the handle's own connection, which never sees
+    /// the rows of a transaction that has not committed. Remembered once
+    /// found.
+    async fn queue_committed(&self, name: &str) -> Result<bool, QueueError> {
+        if self.queues.lock().expect("queue names lock").contains(name) {
+            return Ok(true);
+        }
+        let s = &self.schema;
+        let found = self
+            .client
+            .query_opt(
+                &self
+                    .stmt("queue_exists", || {
+                        format!("SELECT 1 FROM {s}.chime_queues WHERE name = $1")
+                    })
+                    .await?,
+                &[&name],
+            )
+            .await
+            .map_err(db("reading a queue"))?
+            .is_some();
+        if found {
+            self.queues
+                .lock()
+                .expect("queue names lock")
+                .insert(name.to_owned());
+        }
+        Ok(found)
+    }
+
+    /// Creates queue `name` with every default on `on`, unless it exists.
+    async fn create_queue(&self, on: On<'_>, name: &str) -> Result<(), QueueError> {
+        let config = QueueConfig::new(name);
+        let json = serde_json::to_string(&config).expect("QueueConfig serializes");
+        let seed = self.engine.seed as i64;
+        let s = &self.schema;
+        self.exec(
+            on,
+            "create_queue",
+            || create_queue_sql(s),
+            &[
+                (&name, Type::TEXT),
+                (&json, Type::TEXT),
+                (&seed, Type::INT8),
+                (&config.dedup_window_ms, Type::INT8),
+            ],
+            "creating a queue",
+        )
+        .await
+    }
+
+    /// Runs the statement of call site `key` (its text from `sql`) on `on`.
+    async fn exec(
+        &self,
+        on: On<'_>,
+        key: &'static str,
+        sql: impl FnOnce() -> String,
+        params: &[(&(dyn ToSql + Sync), Type)],
+        context: &'static str,
+    ) -> Result<(), QueueError> {
+        match on {
+            On::Own => {
+                let st = self.stmt(key, sql).await?;
+                let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|&(v, _)| v).collect();
+                self.client.execute(&st, &values).await
+            }
+            On::Caller(client) => client.execute_typed(&sql(), params).await,
+        }
+        .map_err(db(context))?;
+        Ok(())
+    }
+
+    /// Runs the statement of call site `key` (its text from `sql`) on `on`;
+    /// its one row.
+    async fn one(
+        &self,
+        on: On<'_>,
+        key: &'static str,
+        sql: impl FnOnce() -> String,
+        params: &[(&(dyn ToSql + Sync), Type)],
+        context: &'static str,
+    ) -> Result<Row, QueueError> {
+        match on {
+            On::Own => {
+                let st = self.stmt(key, sql).await?;
+                let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|&(v, _)| v).collect();
+                self.client.query_one(&st, &values).await
+            }
+            On::Caller(client) => client.query_typed_one(&sql(), params).await,
+        }
+        .map_err(db(context))
     }
 
     /// Adds a job (or finds the one its key names), creating the queue
@@ -477,42 +662,114 @@ impl PgQueues {
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
         self.validate(&Input::Enqueue(req.clone()))?;
         self.ensure_queue(&req.queue).await?;
+        let done = self.insert_job(On::Own, req).await?;
+        if !done.deduplicated {
+            self.wake(&req.queue);
+        }
+        Ok(done)
+    }
+
+    /// Enqueues inside the caller's transaction `tx` (the outbox pattern):
+    /// the job exists if and only if `tx` commits, together with whatever
+    /// else it wrote. Same checks, errors, idempotency keys and stored job
+    /// as [`enqueue`](Self::enqueue); `tx` must be a connection to this
+    /// handle's database (the schema is migrated by
+    /// [`connect`](Self::connect)).
+    ///
+    /// - **Rollback leaves nothing**: not the job, not its key (free for
+    ///   the next enqueue), not the queue when this call created it — an
+    ///   undeclared queue is created inside `tx` too, and the handle
+    ///   remembers a queue only once it sees it committed.
+    /// - **Wake-up at commit**: a `NOTIFY` on [`channel`](Self::channel)
+    ///   is sent inside `tx`, so PostgreSQL delivers it when `tx` commits
+    ///   and drops it when it rolls back; many jobs of one queue in one
+    ///   transaction make one notification. It costs what notifying
+    ///   transactions cost: PostgreSQL serializes their commits (see
+    ///   `docs/postgres.md`).
+    /// - **Time**: `now()` in a transaction is its start, so `runAt`,
+    ///   `delayMs` and the claim order count from `tx`'s start; a job due
+    ///   at once is claimable as soon as `tx` commits.
+    /// - **Waits**: a key (or a new queue) taken in `tx` is held until
+    ///   `tx` ends; another enqueue of that key waits, then finds the job
+    ///   (commit) or takes the key (rollback). Keep such transactions
+    ///   short, and do not call [`enqueue`](Self::enqueue) for that key
+    ///   from inside `tx`: it would wait for `tx`, which waits for it.
+    /// - **Errors**: a refusal ([`QueueError::Refused`], bad input) comes
+    ///   before any statement and leaves `tx` usable; a database error
+    ///   aborts `tx` (roll it back), as any failed statement does.
+    ///
+    /// The statements are this handle's own, sent unprepared with typed
+    /// parameters (one round trip each: a statement prepared on the
+    /// handle's connection does not exist on `tx`'s). Pass a
+    /// `tokio_postgres::Transaction` (a savepoint works too); a plain
+    /// `Client` commits at once, like [`enqueue`](Self::enqueue).
+    ///
+    /// A producer writing an order and the job that mails its receipt,
+    /// both or neither:
+    ///
+    /// ```no_run
+    /// # async fn demo(
+    /// #     queues: &chime_native::pg::PgQueues,
+    /// # ) -> Result<(), Box<dyn std::error::Error>> {
+    /// use chime_core::{EnqueueRequest, Payload};
+    ///
+    /// let mut db = chime_native::pg::connect("postgresql://app@127.0.0.1/app").await?;
+    /// let tx = db.transaction().await?;
+    /// let order: i64 = tx
+    ///     .query_one(
+    ///         "INSERT INTO orders (customer, total_cents) VALUES ($1, $2) RETURNING id",
+    ///         &[&"ada", &4_200_i64],
+    ///     )
+    ///     .await?
+    ///     .get(0);
+    /// let mut job = EnqueueRequest::new(
+    ///     "receipts",
+    ///     Payload::from_json(&format!(r#"{{"order":{order}}}"#))?,
+    /// );
+    /// job.key = Some(format!("receipt-{order}"));
+    /// let enqueued = queues.enqueue_in(&tx, &job).await?;
+    /// tx.commit().await?; // the order and its job, or neither
+    /// println!("order {order}: job {}", enqueued.job.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn enqueue_in(
+        &self,
+        tx: &impl GenericClient,
+        req: &EnqueueRequest,
+    ) -> Result<Enqueued, QueueError> {
+        self.validate(&Input::Enqueue(req.clone()))?;
+        let on = On::Caller(tx.client());
+        if !self.queue_committed(&req.queue).await? {
+            // In `tx`: a rollback takes the queue away with the job. Not
+            // remembered; a later call finds it committed (or creates it
+            // again).
+            self.create_queue(on, &req.queue).await?;
+        }
+        let done = self.insert_job(on, req).await?;
+        if !done.deduplicated {
+            self.exec(
+                on,
+                "notify",
+                || NOTIFY_SQL.to_owned(),
+                &[(&self.channel, Type::TEXT), (&req.queue, Type::TEXT)],
+                "notifying in a transaction",
+            )
+            .await?;
+        }
+        Ok(done)
+    }
+
+    /// Inserts the job of `req` (checked; its queue exists on `on`), or
+    /// finds the one its key names. Sends no wake-up.
+    async fn insert_job(&self, on: On<'_>, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
         let s = &self.schema;
-        let headers = serde_json::to_string(&req.headers).expect("headers serialize");
-        let run_at = req.run_at.map(Timestamp::as_millis);
-        let delay = req.delay_ms.unwrap_or(0);
-        let max_attempts = req.max_attempts.map(|n| n as i32);
-        let run_at_sql = "GREATEST(COALESCE(timestamptz 'epoch' + $3::bigint * interval '1 millisecond', \
-                          date_trunc('milliseconds', now()) + $4::bigint * interval '1 millisecond'), date_trunc('milliseconds', now()))";
+        let job = JobParams::new(req);
+        let params = job.typed();
         let Some(key) = &req.key else {
             let row = self
-                .client
-                .query_one(
-                    &self
-                        .stmt("enqueue", || {
-                            format!(
-                                "WITH j AS (
-                             INSERT INTO {s}.chime_jobs
-                                 (queue, state, priority, run_at, max_attempts, payload, headers)
-                             VALUES ($1, 'pending', $2, {run_at_sql}, $5, $6, $7)
-                             RETURNING id)
-                         SELECT j.id FROM j"
-                            )
-                        })
-                        .await?,
-                    &[
-                        &req.queue,
-                        &req.priority,
-                        &run_at,
-                        &delay,
-                        &max_attempts,
-                        &req.payload.as_json(),
-                        &headers,
-                    ],
-                )
-                .await
-                .map_err(db("enqueueing"))?;
-            self.wake(&req.queue);
+                .one(on, "enqueue", || enqueue_sql(s), &params, "enqueueing")
+                .await?;
             return Ok(Enqueued {
                 job: JobId(row.get::<_, i64>(0) as u64),
                 deduplicated: false,
@@ -525,49 +782,18 @@ impl PgQueues {
         // statement's snapshot shows as neither: ask again.
         for _ in 0..3 {
             let row = self
-                .client
-                .query_one(
-                    &self
-                        .stmt("enqueue_key", || {
-                            format!(
-                                "WITH id AS (
-                             SELECT nextval(pg_get_serial_sequence('{s}.chime_jobs', 'id')) AS id),
-                         k AS (
-                             INSERT INTO {s}.chime_job_keys AS k (queue, key, job, expires_at)
-                             SELECT $1, $8, id, NULL FROM id
-                             ON CONFLICT (queue, key) DO UPDATE
-                                 SET job = EXCLUDED.job, expires_at = NULL
-                                 WHERE k.expires_at IS NOT NULL AND k.expires_at <= now()
-                             RETURNING job),
-                         j AS (
-                             INSERT INTO {s}.chime_jobs
-                                 (id, queue, state, priority, run_at, max_attempts, payload,
-                                  headers, key)
-                             SELECT k.job, $1, 'pending', $2, {run_at_sql}, $5, $6, $7, $8 FROM k
-                             RETURNING id)
-                         SELECT (SELECT id FROM j),
-                                (SELECT job FROM {s}.chime_job_keys WHERE queue = $1 AND key = $8)"
-                            )
-                        })
-                        .await?,
-                    &[
-                        &req.queue,
-                        &req.priority,
-                        &run_at,
-                        &delay,
-                        &max_attempts,
-                        &req.payload.as_json(),
-                        &headers,
-                        key,
-                    ],
+                .one(
+                    on,
+                    "enqueue_key",
+                    || enqueue_key_sql(s),
+                    &params,
+                    "enqueueing with a key",
                 )
-                .await
-                .map_err(db("enqueueing with a key"))?;
+                .await?;
             let new: Option<i64> = row.get(0);
             let existing: Option<i64> = row.get(1);
             match (new, existing) {
                 (Some(id), _) => {
-                    self.wake(&req.queue);
                     return Ok(Enqueued {
                         job: JobId(id as u64),
                         deduplicated: false,
@@ -929,23 +1155,11 @@ impl PgQueues {
 
     /// Refuses a queue that does not exist (`unknown_queue`).
     async fn existing_queue(&self, name: &str) -> Result<(), QueueError> {
-        if self.queues.lock().expect("queue names lock").contains(name) {
-            return Ok(());
+        if self.queue_committed(name).await? {
+            Ok(())
+        } else {
+            Err(CoreError::UnknownQueue(name.to_owned()).into())
         }
-        let s = &self.schema;
-        self.client
-            .query_opt(
-                &self
-                    .stmt("queue_exists", || {
-                        format!("SELECT 1 FROM {s}.chime_queues WHERE name = $1")
-                    })
-                    .await?,
-                &[&name],
-            )
-            .await
-            .map_err(db("reading a queue"))?
-            .ok_or_else(|| CoreError::UnknownQueue(name.to_owned()))?;
-        Ok(())
     }
 
     /// Makes dead letters of `queue` pending again, now, with their attempt

@@ -107,3 +107,37 @@ pub async fn rows(config: &PgConfig) -> (i64, i64) {
         .get(0);
     (j, n)
 }
+
+/// A connection `LISTEN`ing on `channel`: each notification arrives on the
+/// receiver as (channel, payload, when it was read). Keep the client alive
+/// while listening (dropping it ends the connection).
+pub async fn listen(
+    url: &str,
+    channel: &str,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<(String, String, std::time::Instant)>,
+) {
+    use futures_util::StreamExt;
+    let (client, mut connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(m)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = m {
+                let _ = tx.send((
+                    n.channel().to_owned(),
+                    n.payload().to_owned(),
+                    std::time::Instant::now(),
+                ));
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN \"{channel}\""))
+        .await
+        .unwrap();
+    (client, rx)
+}
