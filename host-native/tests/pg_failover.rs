@@ -173,7 +173,9 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
     let config_file = dir.path().join("chime.toml");
     std::fs::write(&config_file, config(&effects)).unwrap();
     let mut c = chime_native::pg::connect(&pg.url).await.unwrap();
-    chime_native::pg::migrate::migrate(&mut c, &s).await.unwrap();
+    chime_native::pg::migrate::migrate(&mut c, &s)
+        .await
+        .unwrap();
 
     let mut replicas: Vec<Replica> = (0..3)
         .map(|i| spawn(&pg, &config_file, &dir.path().join(format!("r{i}.log"))))
@@ -185,7 +187,9 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
     let producer = {
         let pg = pg.clone();
         tokio::spawn(async move {
-            let q = PgQueues::connect(&pg, EngineConfig::default()).await.unwrap();
+            let q = PgQueues::connect(&pg, EngineConfig::default())
+                .await
+                .unwrap();
             let mut ids = Vec::new();
             for batch in 0..20 {
                 let reqs: Vec<EnqueueRequest> = (0..JOBS / 20)
@@ -194,7 +198,13 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
                         EnqueueRequest::new("work", Payload::from_json(&format!("{n}")).unwrap())
                     })
                     .collect();
-                ids.extend(q.enqueue_many(&reqs).await.unwrap().into_iter().map(|e| e.job));
+                ids.extend(
+                    q.enqueue_many(&reqs)
+                        .await
+                        .unwrap()
+                        .into_iter()
+                        .map(|e| e.job),
+                );
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
             ids
@@ -289,7 +299,9 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
     // Every enqueued job completed.
     let done = count(
         &c,
-        &format!("SELECT count(*) FROM \"{s}\".chime_jobs WHERE state = 'completed' AND fire IS NULL"),
+        &format!(
+            "SELECT count(*) FROM \"{s}\".chime_jobs WHERE state = 'completed' AND fire IS NULL"
+        ),
     )
     .await;
     assert_eq!(done as usize, JOBS);
@@ -379,10 +391,7 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
                 nominals.contains(&b)
             );
         }
-        assert!(
-            boundaries >= 15,
-            "{schedule}: only {boundaries} boundaries"
-        );
+        assert!(boundaries >= 15, "{schedule}: only {boundaries} boundaries");
     }
     assert_eq!(fired.len(), 2, "both schedules fired");
 
@@ -396,7 +405,10 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
         ),
     )
     .await;
-    assert_eq!(late_fires, 0, "the stalled leader delivered fires after the takeover");
+    assert_eq!(
+        late_fires, 0,
+        "the stalled leader delivered fires after the takeover"
+    );
     let late_journal = count(
         &c,
         &format!(
@@ -405,7 +417,10 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
         ),
     )
     .await;
-    assert_eq!(late_journal, 0, "the stalled leader journaled after the takeover");
+    assert_eq!(
+        late_journal, 0,
+        "the stalled leader journaled after the takeover"
+    );
 
     lateness.sort_unstable();
     let pct = |p: usize| lateness[(lateness.len() - 1) * p / 100];

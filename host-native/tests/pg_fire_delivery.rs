@@ -7,8 +7,8 @@
 mod pg_support;
 
 use chime_core::{
-    Command, Engine, EngineConfig, Event, Input, JournalEntry, QueueConfig, QueueMode,
-    ScheduleDef, Timestamp,
+    Command, Engine, EngineConfig, Event, Input, JournalEntry, QueueConfig, QueueMode, ScheduleDef,
+    Timestamp,
 };
 use chime_native::driver::{Driver, DriverConfig, SystemClock};
 use chime_native::pg::{PgConfig, PgStore};

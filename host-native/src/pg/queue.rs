@@ -428,7 +428,7 @@ impl PgQueues {
         Ok(PgQueues {
             client: Arc::new(client),
             schema: format!("\"{}\"", config.schema),
-            channel: format!("chime_jobs_{}", config.schema),
+            channel: super::wake_channel(&config.schema),
             engine,
             queues: Mutex::new(BTreeSet::new()),
             wakes: Arc::default(),

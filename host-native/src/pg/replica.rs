@@ -16,7 +16,7 @@
 //! job has not ended after that long stops counting as in flight.
 
 use super::fires::{ended, mark_settled};
-use super::workers::{PoolWakes, forward_wakes};
+use super::workers::{PgSource, PoolWakes, forward_wakes};
 use super::{LeaderLease, LeaseGrant, LeaseOptions, PgConfig, PgError, PgQueues, PgStore};
 use crate::driver::{Clock, Driver, DriverConfig, Handle};
 use crate::{RunError, Setup, apply, worker};
@@ -88,6 +88,7 @@ pub async fn run(
             .map_err(|e| RunError::Backend(format!("queue {}: {e}", q.name)))?;
     }
     let mut tasks = JoinSet::new();
+    let source = PgSource::new(queues.clone());
     let mut wakes = PoolWakes::new();
     for (mut pool, handler) in setup.pools.iter().cloned() {
         let wake = Arc::new(Notify::new());
@@ -99,7 +100,7 @@ pub async fn run(
         // (nobody announces those) and covers a lost connection.
         pool.poll = pool.poll.min(Duration::from_secs(1));
         tasks.spawn(worker::run_pool(
-            queues.clone(),
+            source.clone(),
             wake,
             pool,
             handler,

@@ -1,5 +1,6 @@
-//! Worker pools on Postgres: [`PgQueues`] as a [`JobSource`] (the same
-//! pools as the embedded engine's, see [`crate::worker`]), and
+//! Worker pools on Postgres: [`PgSource`], the shared queues as a
+//! [`JobSource`] (the same pools as the embedded engine's, see
+//! [`crate::worker`]), and
 //! [`forward_wakes`], which `LISTEN`s for the queues' wake-ups and wakes
 //! the local pools of the queue each one names.
 
@@ -9,7 +10,7 @@ use chime_core::{Claimed, JobId, LeaseToken};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_postgres::AsyncMessage;
 
 fn source_error(e: QueueError) -> SourceError {
@@ -19,8 +20,56 @@ fn source_error(e: QueueError) -> SourceError {
     }
 }
 
+/// Most completions in one statement.
+const COMPLETE_BATCH: usize = 256;
+
+type Completion = (JobId, LeaseToken, oneshot::Sender<Result<(), QueueError>>);
+
+/// [`PgQueues`] as a pool's [`JobSource`]. Completions are batched
+/// (River's batch completer): while one `complete_many` statement is in
+/// flight, the completions that arrive meanwhile wait and go together in
+/// the next — one commit for many jobs under load, no added wait when idle.
+#[derive(Clone, Debug)]
+pub struct PgSource {
+    queues: Arc<PgQueues>,
+    completions: mpsc::UnboundedSender<Completion>,
+}
+
+impl PgSource {
+    /// A source on `queues` (starts the completer task, which ends when
+    /// the last clone is dropped).
+    pub fn new(queues: Arc<PgQueues>) -> PgSource {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(complete_batches(queues.clone(), rx));
+        PgSource {
+            queues,
+            completions: tx,
+        }
+    }
+}
+
+async fn complete_batches(queues: Arc<PgQueues>, mut rx: mpsc::UnboundedReceiver<Completion>) {
+    let mut batch = Vec::with_capacity(COMPLETE_BATCH);
+    while rx.recv_many(&mut batch, COMPLETE_BATCH).await > 0 {
+        let jobs: Vec<(JobId, LeaseToken)> = batch.iter().map(|(j, t, _)| (*j, *t)).collect();
+        match queues.complete_many(&jobs).await {
+            Ok(results) => {
+                for ((_, _, reply), r) in batch.drain(..).zip(results) {
+                    let _ = reply.send(r);
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                for (_, _, reply) in batch.drain(..) {
+                    let _ = reply.send(Err(QueueError::Db(PgError::Thread(e.clone()))));
+                }
+            }
+        }
+    }
+}
+
 /// Any replica's workers claim from the shared tables.
-impl JobSource for Arc<PgQueues> {
+impl JobSource for PgSource {
     async fn claim(
         &self,
         queue: &str,
@@ -28,7 +77,8 @@ impl JobSource for Arc<PgQueues> {
         max: u32,
         lease_ms: i64,
     ) -> Result<Vec<Claimed>, SourceError> {
-        PgQueues::claim(self, queue, worker, max, Some(lease_ms))
+        self.queues
+            .claim(queue, worker, max, Some(lease_ms))
             .await
             .map_err(source_error)
     }
@@ -39,7 +89,8 @@ impl JobSource for Arc<PgQueues> {
         token: LeaseToken,
         lease_ms: i64,
     ) -> Result<(), SourceError> {
-        PgQueues::heartbeat(self, job, token, Some(lease_ms))
+        self.queues
+            .heartbeat(job, token, Some(lease_ms))
             .await
             .map(drop)
             .map_err(source_error)
@@ -52,8 +103,14 @@ impl JobSource for Arc<PgQueues> {
         outcome: Result<(), String>,
     ) -> Result<(), SourceError> {
         match outcome {
-            Ok(()) => self.complete(job, token).await,
-            Err(error) => self.fail(job, token, &error, None).await.map(drop),
+            Ok(()) => {
+                let (tx, rx) = oneshot::channel();
+                self.completions
+                    .send((job, token, tx))
+                    .map_err(|_| SourceError::Gone)?;
+                rx.await.map_err(|_| SourceError::Gone)?
+            }
+            Err(error) => self.queues.fail(job, token, &error, None).await.map(drop),
         }
         .map_err(source_error)
     }
