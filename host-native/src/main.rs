@@ -360,6 +360,15 @@ fn run_replica(
     if !plan.reboot.is_empty() {
         tracing::warn!("@reboot lines are not run with --database (no replica owns a start)");
     }
+    for s in &plan.schedules {
+        if s.target.priority != 0 || s.target.max_attempts.is_some() {
+            tracing::warn!(
+                schedule = %s.name,
+                "the target's priority and maxAttempts are not applied with --database yet: \
+                 its jobs get priority 0 and the queue's maxAttempts"
+            );
+        }
+    }
     let mut cfg = ReplicaConfig::new(pg);
     cfg.lease = LeaseOptions {
         ttl,
@@ -374,6 +383,7 @@ fn run_replica(
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
+        let mut hup = signal(SignalKind::hangup())?;
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
         tracing::info!(
             holder = %cfg.holder,
@@ -381,10 +391,20 @@ fn run_replica(
             schedules = plan.schedules.len(),
             "chime replica running on PostgreSQL; Ctrl-C or SIGTERM stops"
         );
-        let replica = tokio::spawn(replica::run(cfg, setup, Arc::new(SystemClock), stop_rx));
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+        let mut replica = tokio::spawn(replica::run(cfg, setup, Arc::new(SystemClock), stop_rx));
+        loop {
+            tokio::select! {
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+                _ = hup.recv() => tracing::warn!(
+                    "SIGHUP: reloading is not supported with --database; restart the replicas \
+                     one by one to apply a new config"
+                ),
+                r = &mut replica => {
+                    r??;
+                    bail!("the replica stopped on its own");
+                }
+            }
         }
         tracing::info!("stopping");
         let _ = stop.send(true);

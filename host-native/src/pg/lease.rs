@@ -186,6 +186,11 @@ impl LeaderLease {
         self.options
     }
 
+    /// Whether the connection has closed: every call fails from then on.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
     /// The epoch this handle holds, if it acquired and has not lost or
     /// released the lease (as far as it knows).
     pub fn held_epoch(&self) -> Option<Epoch> {

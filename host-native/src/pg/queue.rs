@@ -453,6 +453,12 @@ impl PgQueues {
         &self.channel
     }
 
+    /// Whether the connection has closed (the server restarted or went
+    /// away): every call fails from then on, and a new `PgQueues` is needed.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
     /// Sends a wake-up for `queue` after a job became runnable (its insert
     /// or update has committed): at once if none was sent in the last
     /// wake-up interval, else one at the end of that interval for all the

@@ -71,11 +71,16 @@ impl ReplicaConfig {
 /// Runs a replica until `stop` turns true: then its pools finish their
 /// jobs (grace period), and a leader writes a final snapshot and releases
 /// the lease, so another replica takes over at once.
+///
+/// A connection to the database that closes (the server restarted) is
+/// not reopened: the replica stops the same way and returns an error, so
+/// its supervisor starts a fresh one — simpler and safer than rebuilding
+/// every handle's state in place.
 pub async fn run(
     cfg: ReplicaConfig,
     setup: Setup,
     clock: Arc<dyn Clock>,
-    stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
 ) -> Result<(), RunError> {
     let queues = PgQueues::connect(&cfg.pg, cfg.driver.engine.clone())
         .await
@@ -87,6 +92,12 @@ pub async fn run(
             .await
             .map_err(|e| RunError::Backend(format!("queue {}: {e}", q.name)))?;
     }
+    let lease = LeaderLease::connect(&cfg.pg, &cfg.name, &cfg.holder, cfg.lease, clock.clone())
+        .await
+        .map_err(pg_error)?;
+    // Everything below stops on this: the caller's stop, or a lost
+    // connection.
+    let (halt, halted) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let source = PgSource::new(queues.clone());
     let mut wakes = PoolWakes::new();
@@ -104,26 +115,45 @@ pub async fn run(
             wake,
             pool,
             handler,
-            stop.clone(),
+            halted.clone(),
         ));
     }
-    tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, stop.clone()));
-    tasks.spawn(maintain(queues.clone(), cfg.maintain_every, stop.clone()));
-    let led = bid(&cfg, &setup, clock, stop).await;
+    tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone()));
+    tasks.spawn(maintain(queues.clone(), cfg.maintain_every, halted.clone()));
+    let bidding = bid(&cfg, &setup, lease, clock, halted);
+    tokio::pin!(bidding);
+    let ended = loop {
+        tokio::select! {
+            r = &mut bidding => break r,
+            _ = stop.changed(), if !*halt.borrow() => {
+                let _ = halt.send(true);
+            }
+            () = tokio::time::sleep(Duration::from_secs(1)), if !*halt.borrow() => {
+                if queues.is_closed() {
+                    let _ = halt.send(true);
+                    tracing::error!("the job queues' connection to the database closed; stopping");
+                }
+            }
+        }
+    };
+    let _ = halt.send(true);
     while tasks.join_next().await.is_some() {}
-    led
+    match ended {
+        Ok(()) if queues.is_closed() => Err(RunError::Backend(
+            "the connection to the database closed".into(),
+        )),
+        r => r,
+    }
 }
 
 /// Bids for the lease until `stop`; leads whenever it wins.
 async fn bid(
     cfg: &ReplicaConfig,
     setup: &Setup,
+    mut lease: LeaderLease,
     clock: Arc<dyn Clock>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), RunError> {
-    let mut lease = LeaderLease::connect(&cfg.pg, &cfg.name, &cfg.holder, cfg.lease, clock.clone())
-        .await
-        .map_err(pg_error)?;
     // Four times per renew interval: a dead leader's lease is taken
     // within TTL + a quarter of a renew interval of its last renewal,
     // leaving the rest of the interval for loading the engine.
@@ -131,6 +161,11 @@ async fn bid(
     loop {
         if *stop.borrow() {
             return Ok(());
+        }
+        if lease.is_closed() {
+            return Err(RunError::Backend(
+                "the leader lease's connection to the database closed".into(),
+            ));
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {
