@@ -1,18 +1,20 @@
-//! The PostgreSQL backend (the distributed engine, in slices): schema
-//! migrations, the fenced leader lease, [`PgStore`] (the engine's
-//! snapshot + journal in tables with every write checked against the
-//! writer's lease epoch in the same transaction), and [`PgQueues`] (job
-//! queues claimed with `FOR UPDATE SKIP LOCKED`, and enqueued from inside
-//! the application's own transaction with [`PgQueues::enqueue_in`]).
+//! The PostgreSQL backend: several replicas on one database
+//! (`chime run --database`, [`replica`]). Schema migrations, the fenced
+//! leader lease, [`PgStore`] (the engine's snapshot + journal in tables
+//! with every write — appends, snapshots and the delivery of fires —
+//! checked against the writer's lease epoch in the same transaction),
+//! [`fires`] (one row per fire, so two leaders can never both fire a
+//! boundary), [`PgQueues`] (job queues claimed with `FOR UPDATE SKIP
+//! LOCKED`, and enqueued from inside the application's own transaction
+//! with [`PgQueues::enqueue_in`]), and the worker pools on them
+//! ([`workers`]).
 //!
 //! Everything lives in one Postgres schema (default `chime`), so several
 //! deployments — or parallel tests — can share one database. Time that
 //! matters for correctness (lease expiry) is always the database's clock
 //! (`now()`); a replica only ever uses *durations* of its own clock, never
-//! compares its wall clock to the database's (see [`lease`]).
-//!
-//! Not built yet: fires with a unique `(schedule, nominal)` key, and the
-//! multi-replica daemon wiring (`--database`). See `docs/postgres.md`.
+//! compares its wall clock to the database's (see [`lease`]). See
+//! `docs/postgres.md`.
 
 mod bridge;
 pub mod fires;

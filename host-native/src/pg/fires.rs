@@ -1,6 +1,6 @@
 //! Fires of the leader's engine in Postgres: `chime_fires` (one row per
 //! fire, with the job it created in `chime_jobs`) and `chime_skips` (one row
-//! per run of skipped boundaries), written by [`super::PgStore::deliver`]
+//! per run of skipped boundaries), written by `PgStore::deliver` ([`crate::store::Store::deliver`])
 //! in the leader's fenced transaction; and the way back, [`ended`] and
 //! [`mark_settled`], with which the leader learns that a fire's job has
 //! ended (`FireSettled`), so overlap policies see it finish.
