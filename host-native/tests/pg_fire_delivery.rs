@@ -41,7 +41,13 @@ fn recover(cfg: &PgConfig, epoch: chime_core::Epoch) -> Driver {
     Driver::recover(
         Box::new(store),
         Arc::new(SystemClock),
-        DriverConfig::default(),
+        DriverConfig {
+            engine: EngineConfig {
+                standalone: false,
+                ..EngineConfig::default()
+            },
+            ..DriverConfig::default()
+        },
     )
     .unwrap()
 }
@@ -86,7 +92,10 @@ async fn a_crash_between_append_and_delivery_loses_and_doubles_nothing() {
     })
     .collect();
     // What those inputs make the engine deliver.
-    let mut engine = Engine::new(EngineConfig::default());
+    let mut engine = Engine::new(EngineConfig {
+        standalone: false,
+        ..EngineConfig::default()
+    });
     let mut out = Vec::new();
     for e in &entries {
         engine.handle(e.now, e.input.clone()).unwrap();

@@ -203,7 +203,10 @@ async fn lead(
     stop: &mut watch::Receiver<bool>,
 ) -> Result<Term, RunError> {
     let epoch = grant.epoch;
-    let (pg, name, driver_cfg) = (cfg.pg.clone(), cfg.name.clone(), cfg.driver.clone());
+    let (pg, name, mut driver_cfg) = (cfg.pg.clone(), cfg.name.clone(), cfg.driver.clone());
+    // Not standalone: the engine fires only while its latest grant is
+    // valid on its own clock, whatever the lease loop manages to do.
+    driver_cfg.engine.standalone = false;
     let driver = tokio::task::spawn_blocking(move || {
         let store = PgStore::open(&pg, &name, epoch)?;
         Driver::recover(Box::new(store), clock, driver_cfg)
