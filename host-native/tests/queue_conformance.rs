@@ -6,9 +6,9 @@
 //! errors, retry delays, dead letters and drops, idempotency keys, and
 //! the error codes of bad input.
 //!
-//! Covered so far: the queue verbs both backends have (declare, enqueue,
-//! claim, heartbeat, complete, fail, cancel, redrive, purge). The
-//! schedule semantics join when the Postgres backend has them.
+//! Covered: the queue verbs both backends have (declare, enqueue, claim,
+//! heartbeat, complete, fail, cancel, redrive, purge). The schedule
+//! semantics are in `schedule_conformance.rs`.
 
 mod pg_support;
 
