@@ -40,7 +40,9 @@ fn at(ms: i64) -> Timestamp {
     Timestamp::from_millis(T0 + ms).unwrap()
 }
 
-/// A backend under test.
+/// A backend under test (one of each per scenario: its size is no
+/// concern).
+#[allow(clippy::large_enum_variant)]
 enum Sched {
     Engine {
         engine: Engine,
