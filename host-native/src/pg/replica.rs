@@ -274,6 +274,11 @@ async fn serve(
                 Err(e) => tracing::warn!(error = %e, "renewing the leader lease failed"),
             },
             _ = settle.tick() => {
+                if client.is_closed() {
+                    // A new term opens a new connection.
+                    tracing::warn!("the settling connection closed; leaving the term");
+                    return Ok(Term::Lost);
+                }
                 if let Err(e) = settle_ended(&client, cfg, handle).await {
                     tracing::warn!(error = %e, "settling ended fires failed");
                 }

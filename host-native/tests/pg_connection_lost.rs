@@ -1,0 +1,110 @@
+//! A replica whose database connections are cut (the server restarted,
+//! a proxy dropped them) stops and exits non-zero for its supervisor to
+//! start a fresh one, instead of running on with handles that can only
+//! fail: a real `chime run --database` process, its backends terminated
+//! with `pg_terminate_backend`.
+
+mod pg_support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = r#"
+[[queue]]
+name = "ticks"
+
+[[schedule]]
+name = "tick"
+spec = "@every 1s"
+target = { queue = "ticks" }
+
+[[worker]]
+queue = "ticks"
+command = ["true"]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_exits_when_its_connections_are_cut() {
+    let Some(pg) = pg_support::config("conn_lost") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (config, log) = (dir.path().join("chime.toml"), dir.path().join("r.log"));
+    std::fs::write(&config, CONFIG).unwrap();
+    let app = pg.schema.clone();
+    let sep = if pg.url.contains('?') { '&' } else { '?' };
+    let url = format!("{}{sep}application_name={app}", pg.url);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chime"))
+        .args(["run", "--config"])
+        .arg(&config)
+        .args(["--database", &url, "--schema", &pg.schema])
+        .args(["--lease-ttl-ms", "3000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let c = chime_native::pg::connect(&pg.url).await.unwrap();
+    let s = &pg.schema;
+    // Running and leading: its fires arrive.
+    let t = Instant::now();
+    loop {
+        let fires = c
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM pg_tables WHERE schemaname = '{s}' AND tablename = 'chime_fires'"
+                ),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0);
+        if fires == 1 {
+            let n: i64 = c
+                .query_one(&format!("SELECT count(*) FROM \"{s}\".chime_fires"), &[])
+                .await
+                .unwrap()
+                .get(0);
+            if n > 0 {
+                break;
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the replica never fired:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cut: i64 = c
+        .query_one(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                                   WHERE application_name = $1) t",
+            &[&app],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        cut >= 4,
+        "queues, lease, listener and store connections: {cut}"
+    );
+    let t = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!(
+                "the replica ran on without its connections:\n{}",
+                std::fs::read_to_string(&log).unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!status.success(), "exit status {status}:\n{text}");
+    assert!(text.contains("closed"), "{text}");
+    pg_support::drop_schema(&pg).await;
+}
