@@ -54,6 +54,8 @@ struct Raw {
     worker: Vec<WorkerConfig>,
     #[serde(default)]
     http: Option<HttpSection>,
+    #[serde(default)]
+    database: Option<DatabaseSection>,
 }
 
 /// The `[http]` table: the listener of `/healthz`, `/metrics` and `/v1`.
@@ -62,6 +64,20 @@ struct Raw {
 pub struct HttpSection {
     /// `host:port`, or `off`; `chime run --http` overrides it.
     pub address: Option<String>,
+}
+
+/// The `[database]` table: run as a replica on PostgreSQL (see
+/// `docs/postgres.md`). `chime run --database`, `--schema` and
+/// `--lease-ttl-ms` override its keys.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatabaseSection {
+    /// `postgresql://user:password@host/db` (or a libpq key=value string).
+    pub url: Option<String>,
+    /// The schema of chime's tables (default `chime`).
+    pub schema: Option<String>,
+    /// Leader lease time-to-live in milliseconds (default 15,000).
+    pub lease_ttl_ms: Option<u64>,
 }
 
 /// A `[[worker]]` table: a command run, or a URL POSTed to, once per job
@@ -104,6 +120,8 @@ pub struct FileConfig {
     pub workers: Vec<WorkerConfig>,
     /// The `[http]` table, if present.
     pub http: HttpSection,
+    /// The `[database]` table, if present.
+    pub database: Option<DatabaseSection>,
 }
 
 impl FileConfig {
@@ -141,6 +159,7 @@ impl FileConfig {
             schedules,
             workers: raw.worker,
             http: raw.http.unwrap_or_default(),
+            database: raw.database,
         })
     }
 

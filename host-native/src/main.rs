@@ -61,15 +61,18 @@ enum Cmd {
         /// Run as one replica of a deployment on PostgreSQL
         /// (`postgresql://user:pass@host/db`) instead of the data
         /// directory: any replica's workers take jobs, one replica fires
-        /// the schedules (see docs/postgres.md).
+        /// the schedules (see docs/postgres.md) [default: `[database] url`
+        /// of the config].
         #[arg(long, env = "CHIME_DATABASE_URL")]
         database: Option<String>,
-        /// The Postgres schema of chime's tables (created if missing).
-        #[arg(long, default_value = "chime", requires = "database")]
-        schema: String,
-        /// Leader lease time-to-live in milliseconds (renewed every third).
-        #[arg(long, default_value_t = 15_000, requires = "database")]
-        lease_ttl_ms: u64,
+        /// The Postgres schema of chime's tables, created if missing
+        /// [default: `[database] schema` of the config, else `chime`].
+        #[arg(long)]
+        schema: Option<String>,
+        /// Leader lease time-to-live in milliseconds, renewed every third
+        /// [default: `[database] leaseTtlMs` of the config, else 15000].
+        #[arg(long)]
+        lease_ttl_ms: Option<u64>,
     },
     /// Print the next fires of a spec with civil time, offset and DST notes.
     Preview {
@@ -168,13 +171,28 @@ fn real_main() -> anyhow::Result<()> {
                 (None, Some(c)) => (c, Format::Crontab),
                 (None, None) => bail!("--config or --crontab is required"),
             };
-            match database {
+            let plan =
+                Plan::load_checked(&path, format, &EngineConfig::default(), SystemClock.now())
+                    .map_err(|d| config_error(&path, &d))?;
+            let db = plan.database.clone().unwrap_or_default();
+            match database.or(db.url) {
                 Some(url) => {
+                    let schema = schema.or(db.schema).unwrap_or_else(|| "chime".into());
                     let pg = PgConfig::new(url).with_schema(schema);
-                    let ttl = std::time::Duration::from_millis(lease_ttl_ms);
-                    run_replica(&path, format, pg, ttl, snapshot_every)
+                    let ttl_ms = lease_ttl_ms.or(db.lease_ttl_ms).unwrap_or(15_000);
+                    run_replica(
+                        plan,
+                        pg,
+                        std::time::Duration::from_millis(ttl_ms),
+                        snapshot_every,
+                    )
                 }
-                None => run(&path, format, data, snapshot_every, http),
+                None if schema.is_some() || lease_ttl_ms.is_some() => {
+                    bail!(
+                        "--schema and --lease-ttl-ms need a database (--database or [database] url)"
+                    )
+                }
+                None => run(plan, &path, format, data, snapshot_every, http),
             }
         }
         Cmd::Preview {
@@ -285,6 +303,7 @@ fn fetch_inspection(url: &str, dead: usize) -> anyhow::Result<Inspection> {
 }
 
 fn run(
+    plan: Plan,
     path: &Path,
     format: Format,
     data: PathBuf,
@@ -292,8 +311,6 @@ fn run(
     http: Option<String>,
 ) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
-    let plan = Plan::load_checked(path, format, &engine, SystemClock.now())
-        .map_err(|d| config_error(path, &d))?;
     // A chosen address must bind; the default one may be taken (another
     // daemon on this host), which must not keep this one from running.
     let chosen = http.or_else(|| plan.http_address.clone());
@@ -348,15 +365,12 @@ fn run(
 
 /// `chime run --database`: one replica on Postgres until SIGTERM/Ctrl-C.
 fn run_replica(
-    path: &Path,
-    format: Format,
+    plan: Plan,
     pg: PgConfig,
     ttl: std::time::Duration,
     snapshot_every: u64,
 ) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
-    let plan = Plan::load_checked(path, format, &engine, SystemClock.now())
-        .map_err(|d| config_error(path, &d))?;
     if !plan.reboot.is_empty() {
         tracing::warn!("@reboot lines are not run with --database (no replica owns a start)");
     }

@@ -5,7 +5,7 @@
 //! problem is reported as a [`Diagnostic`] with its line and field.
 
 use crate::check::{self, Subject};
-use crate::config::{ConfigError, FileConfig};
+use crate::config::{ConfigError, DatabaseSection, FileConfig};
 use crate::crontab::{self, RebootJob};
 use crate::http_worker::{DEFAULT_TIMEOUT, http_handler};
 use crate::worker::{PoolConfig, command_handler};
@@ -96,6 +96,8 @@ pub struct Plan {
     pub reboot: Vec<RebootJob>,
     /// `[http] address` of a TOML config (`chime run --http` overrides it).
     pub http_address: Option<String>,
+    /// `[database]` of a TOML config (`chime run --database` overrides it).
+    pub database: Option<DatabaseSection>,
     queue_lines: Vec<Option<usize>>,
     schedule_lines: Vec<Option<usize>>,
 }
@@ -222,6 +224,7 @@ impl Plan {
             }],
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
             http_address: None,
+            database: None,
             queue_lines: vec![None],
             schedule_lines,
         };
@@ -264,6 +267,7 @@ impl Plan {
             schedules: Vec::new(),
             workers: Vec::new(),
             http: Default::default(),
+            database: None,
         };
         let (mut good_queue_lines, mut good_schedule_lines) = (Vec::new(), Vec::new());
         for (i, (v, line)) in tables.queue.iter().zip(&queue_lines).enumerate() {
@@ -339,6 +343,7 @@ impl Plan {
             workers,
             reboot: Vec::new(),
             http_address: file.http.address,
+            database: file.database,
             queue_lines,
             schedule_lines,
         }

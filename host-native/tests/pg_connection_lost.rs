@@ -1,8 +1,8 @@
 //! A replica whose database connections are cut (the server restarted,
 //! a proxy dropped them) stops and exits non-zero for its supervisor to
 //! start a fresh one, instead of running on with handles that can only
-//! fail: a real `chime run --database` process, its backends terminated
-//! with `pg_terminate_backend`.
+//! fail: a real `chime run` process with a `[database]` table in its
+//! config, its backends terminated with `pg_terminate_backend`.
 
 mod pg_support;
 
@@ -30,15 +30,19 @@ async fn a_replica_exits_when_its_connections_are_cut() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (config, log) = (dir.path().join("chime.toml"), dir.path().join("r.log"));
-    std::fs::write(&config, CONFIG).unwrap();
     let app = pg.schema.clone();
     let sep = if pg.url.contains('?') { '&' } else { '?' };
     let url = format!("{}{sep}application_name={app}", pg.url);
+    // The database from the config file's `[database]` table this time.
+    let database = format!(
+        "[database]\nurl = {url:?}\nschema = {:?}\nleaseTtlMs = 3000\n",
+        pg.schema
+    );
+    std::fs::write(&config, format!("{CONFIG}\n{database}")).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chime"))
         .args(["run", "--config"])
         .arg(&config)
-        .args(["--database", &url, "--schema", &pg.schema])
-        .args(["--lease-ttl-ms", "3000"])
+        .env_remove("CHIME_DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
