@@ -374,15 +374,6 @@ fn run_replica(
     if !plan.reboot.is_empty() {
         tracing::warn!("@reboot lines are not run with --database (no replica owns a start)");
     }
-    for s in &plan.schedules {
-        if s.target.priority != 0 || s.target.max_attempts.is_some() {
-            tracing::warn!(
-                schedule = %s.name,
-                "the target's priority and maxAttempts are not applied with --database yet: \
-                 its jobs get priority 0 and the queue's maxAttempts"
-            );
-        }
-    }
     let mut cfg = ReplicaConfig::new(pg);
     cfg.lease = LeaseOptions {
         ttl,

@@ -61,7 +61,8 @@ async fn a_crash_between_append_and_delivery_loses_and_doubles_nothing() {
     let grant = lease.acquire().await.unwrap().unwrap();
     let t0 = Timestamp::from_millis(1_767_225_600_000).unwrap();
     let def: ScheduleDef = serde_json::from_value(serde_json::json!({
-        "name": "tick", "spec": "@every 1s", "target": {"queue": "ticks"}
+        "name": "tick", "spec": "@every 1s",
+        "target": {"queue": "ticks", "priority": 3, "maxAttempts": 4}
     }))
     .unwrap();
     let entries: Vec<JournalEntry> = [
@@ -125,6 +126,25 @@ async fn a_crash_between_append_and_delivery_loses_and_doubles_nothing() {
     let second = lease.acquire().await.unwrap().unwrap();
     drop(recover(&cfg, second.epoch));
     assert_eq!(delivered(&cfg).await, (fires, fires, skipped as i64));
+    // Each fire's job carries the target's priority and attempts.
+    let c = chime_native::pg::connect(&cfg.url).await.unwrap();
+    let rows = c
+        .query(
+            &format!(
+                "SELECT priority, max_attempts FROM \"{}\".chime_jobs WHERE fire IS NOT NULL",
+                cfg.schema
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len() as i64, fires);
+    for r in rows {
+        assert_eq!(
+            (r.get::<_, i32>(0), r.get::<_, Option<i32>>(1)),
+            (3, Some(4))
+        );
+    }
     // ...and one more recovery (another takeover) adds nothing.
     let third = lease.acquire().await.unwrap().unwrap();
     let driver = recover(&cfg, third.epoch);

@@ -102,3 +102,54 @@ fn an_unsettled_fire_expires_after_lease_ms() {
     let info = h.engine.schedule("sync").unwrap();
     assert_eq!((info.fires, info.skipped), (2, 2));
 }
+
+#[test]
+fn enqueue_carries_the_targets_priority_and_attempts() {
+    let mut h = setup();
+    // Without them: nothing extra on the wire (the traces stay as they were).
+    let plain = h.advance(S + 10_000);
+    let wire = serde_json::to_value(&plain[1]).unwrap();
+    assert!(wire["enqueue"].get("priority").is_none(), "{wire}");
+    assert!(wire["enqueue"].get("maxAttempts").is_none(), "{wire}");
+
+    let mut d = def("urgent", "@every 10s", "nats");
+    d.target.priority = 7;
+    d.target.max_attempts = Some(2);
+    d.overlap = chime_core::Overlap::Allow;
+    h.ok(S + 10_000, Input::UpsertSchedule(d));
+    let cmds = h.advance(S + 20_000);
+    let (priority, max_attempts) = cmds
+        .iter()
+        .find_map(|c| match c {
+            Command::Enqueue {
+                fire,
+                priority,
+                max_attempts,
+                ..
+            } if &*fire.schedule == "urgent" => Some((*priority, *max_attempts)),
+            _ => None,
+        })
+        .expect("urgent fired");
+    assert_eq!((priority, max_attempts), (7, Some(2)));
+    let wire = cmds
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .find(|w| {
+            w["enqueue"]["fire"]
+                .as_str()
+                .is_some_and(|f| f.starts_with("urgent@"))
+        })
+        .unwrap();
+    assert_eq!(wire["enqueue"]["priority"], 7);
+    assert_eq!(wire["enqueue"]["maxAttempts"], 2);
+    // And back: the wire form reads into the same command.
+    let back: Command = serde_json::from_value(wire).unwrap();
+    assert!(matches!(
+        back,
+        Command::Enqueue {
+            priority: 7,
+            max_attempts: Some(2),
+            ..
+        }
+    ));
+}

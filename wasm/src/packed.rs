@@ -22,7 +22,7 @@
 //! |---|---|
 //! | `FIRE` | id start, id length, schedule length (a prefix of the id), version, nominal, dueAt, firedAt, reason (index into [`fire_reasons`]), epoch, queue start, queue length, job (−1: none) |
 //! | `ENQUEUE` | fire-id start, fire-id length, queue start, queue length, payload start, payload length (−1: `null`), headers start, headers length (−1: none), epoch |
-//! | `JSON` | start, length of the command's JSON |
+//! | `JSON` | start, length of the command's JSON (every other command, and an `Enqueue` whose target has a priority or a `maxAttempts`) |
 
 use crate::convert::{ms, to_json};
 use chime_core::{Command, FireId, FireReason};
@@ -119,12 +119,16 @@ impl Packed {
                     f.job.map_or(-1.0, |j| j.0 as f64),
                 ]);
             }
+            // A target with a priority or an attempts override is rare:
+            // such an `Enqueue` travels as JSON.
             Command::Enqueue {
                 fire,
                 queue,
                 payload,
                 headers,
                 epoch,
+                priority: 0,
+                max_attempts: None,
             } => {
                 let (start, len) = self.fire_id(fire);
                 let (q_start, q_len) = self.queue(queue);

@@ -33,6 +33,8 @@ function script(step) {
       },
     },
   });
+  // A target with a priority and an attempts override: its Enqueue goes as JSON.
+  step(T0, { upsertSchedule: { name: 'f.urgent', spec: '@every 1m', overlap: 'allow', target: { queue: 'ext', priority: 5, maxAttempts: 2 } } });
   step(T0, { upsertSchedule: { name: 'c-local', spec: '@every 1m', overlap: 'buffer_one', target: { queue: 'local', payload: 'just a string' } } });
   step(T0, { upsertSchedule: { name: 'd_cancel', spec: '@every 1m', overlap: 'cancel_previous', target: { queue: 'local' } } });
   step(T0, { upsertSchedule: { name: 'e/skip', spec: '@every 1m', overlap: 'skip', catchup: { max: 1 }, target: { queue: 'local' } } });
@@ -57,6 +59,7 @@ test('drain() gives the same objects as JSON.parse(drainJson()) for every comman
   const json = new Engine({ seed: 11, standalone: false });
   const kinds = new Set();
   const reasons = new Set();
+  const urgent = [];
   let commands = 0;
   script((now, input) => {
     const a = packed.handle(now, input);
@@ -78,8 +81,11 @@ test('drain() gives the same objects as JSON.parse(drainJson()) for every comman
       const kind = Object.keys(c)[0];
       kinds.add(kind === 'event' ? `event:${c.event.kind}` : kind);
       if (c.fire) reasons.add(c.fire.reason);
+      if (c.enqueue?.priority !== undefined) urgent.push(c.enqueue);
     }
   });
+  assert.ok(urgent.length > 0, 'no Enqueue with a priority');
+  for (const e of urgent) assert.deepStrictEqual([e.priority, e.maxAttempts], [5, 2]);
   assert.ok(commands > 30, `${commands} commands`);
   for (const k of ['fire', 'enqueue', 'wake', 'cancel', 'event:fire_skipped']) assert.ok(kinds.has(k), `no ${k} in ${[...kinds]}`);
   assert.deepStrictEqual([...reasons].sort(), ['backfill', 'buffered', 'catchup', 'manual', 'scheduled']);

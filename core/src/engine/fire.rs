@@ -151,6 +151,8 @@ impl Engine {
                 payload: target.payload,
                 headers: target.headers,
                 epoch,
+                priority: target.priority,
+                max_attempts: target.max_attempts,
             };
             self.out.push(Command::Fire(fire));
             self.out.push(enqueue);

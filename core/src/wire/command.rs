@@ -33,6 +33,14 @@ pub enum Command {
         headers: Headers,
         /// Leader epoch; stores reject a stale one.
         epoch: Epoch,
+        /// The target's job priority (higher first); on the wire only
+        /// when not 0.
+        #[serde(default)]
+        priority: i32,
+        /// The target's override of the queue's `max_attempts`; on the
+        /// wire only when set.
+        #[serde(default)]
+        max_attempts: Option<u32>,
     },
     /// A local queue has claimable work: wake idle workers.
     #[serde(rename_all = "camelCase")]
@@ -167,6 +175,14 @@ pub(crate) enum CommandWire<'a> {
         headers: &'a Headers,
         /// Leader epoch; stores reject a stale one.
         epoch: Epoch,
+        /// The target's job priority, when not 0.
+        #[serde(skip_serializing_if = "is_zero")]
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        priority: i32,
+        /// The target's override of the queue's `max_attempts`, when set.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        max_attempts: Option<u32>,
     },
     #[serde(rename_all = "camelCase")]
     Wake {
@@ -181,6 +197,10 @@ pub(crate) enum CommandWire<'a> {
         reason: CancelReason,
     },
     Event(&'a Event),
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 impl Command {
@@ -202,6 +222,8 @@ impl Serialize for Command {
                 payload,
                 headers,
                 epoch,
+                priority,
+                max_attempts,
             } => CommandWire::Enqueue {
                 fire,
                 queue,
@@ -209,6 +231,8 @@ impl Serialize for Command {
                 key: fire,
                 headers,
                 epoch: *epoch,
+                priority: *priority,
+                max_attempts: *max_attempts,
             },
             Command::Wake { queue } => CommandWire::Wake { queue },
             Command::Cancel { job, reason } => CommandWire::Cancel {

@@ -29,6 +29,8 @@ pub(crate) struct Deliveries {
     queue: Vec<String>,
     payload: Vec<String>,
     headers: Vec<String>,
+    priority: Vec<i32>,
+    max_attempts: Vec<Option<i32>>,
     skip_schedule: Vec<String>,
     skip_first_ms: Vec<i64>,
     skip_last_ms: Vec<i64>,
@@ -58,6 +60,8 @@ impl Deliveries {
                     queue,
                     payload,
                     headers,
+                    priority,
+                    max_attempts,
                     ..
                 } => {
                     // The engine emits a fire's `Fire` right before its
@@ -81,6 +85,8 @@ impl Deliveries {
                     d.payload.push(payload.as_json().to_owned());
                     d.headers
                         .push(serde_json::to_string(headers).expect("headers serialize"));
+                    d.priority.push(*priority);
+                    d.max_attempts.push(max_attempts.map(|n| n as i32));
                 }
                 Command::Event(Event::FireSkipped {
                     schedule,
@@ -150,10 +156,11 @@ impl Deliveries {
                         "WITH t AS MATERIALIZED (
                              SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
                              FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
-                                         $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[])
+                                         $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[],
+                                         $13::int[], $14::int[])
                                   WITH ORDINALITY
                                   AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms,
-                                       queue, payload, headers, ord)),
+                                       queue, payload, headers, priority, max_attempts, ord)),
                          f AS (
                              INSERT INTO {schema}.chime_fires
                                  (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms,
@@ -164,9 +171,9 @@ impl Deliveries {
                              ON CONFLICT DO NOTHING
                              RETURNING fire_id)
                          INSERT INTO {schema}.chime_jobs
-                             (id, queue, state, priority, run_at, payload, headers, fire)
-                         SELECT t.job, t.queue, 'pending', 0, date_trunc('milliseconds', now()),
-                                t.payload, t.headers, t.fire_id
+                             (id, queue, state, priority, run_at, max_attempts, payload, headers, fire)
+                         SELECT t.job, t.queue, 'pending', t.priority, date_trunc('milliseconds', now()),
+                                t.max_attempts, t.payload, t.headers, t.fire_id
                          FROM t JOIN f ON f.fire_id = t.fire_id
                          ORDER BY t.ord
                          RETURNING queue"
@@ -184,6 +191,8 @@ impl Deliveries {
                         &self.payload,
                         &self.headers,
                         &epoch,
+                        &self.priority,
+                        &self.max_attempts,
                     ],
                 )
                 .await
