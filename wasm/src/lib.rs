@@ -57,7 +57,7 @@ impl JsEngine {
     /// `Engine::handle` with `input` as `Input` JSON; returns `Reply` JSON.
     pub fn handle(&mut self, now: f64, input: &str) -> Result<String, JsValue> {
         let now = timestamp("now", now)?;
-        let input = from_json("input", input)?;
+        let input: chime_core::Input = convert::decode("input", input)?;
         result(self.engine.handle(now, input))
     }
 
