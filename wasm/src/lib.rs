@@ -49,7 +49,7 @@ impl JsEngine {
         let config: EngineConfig = if config.is_empty() {
             EngineConfig::default()
         } else {
-            from_json("config", config)?
+            convert::decode("config", config)?
         };
         Ok(JsEngine::wrap(Engine::new(config)))
     }
