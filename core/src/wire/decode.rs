@@ -269,10 +269,10 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Slot::ArcStr(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::OptEpoch(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::OptFireId(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::Overlap(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::Mode(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::Status(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::JobState(o) => *o = Some(Deserialize::deserialize(d)?),
+            Slot::Overlap(o) => *o = Some(Decode::decode(d)?),
+            Slot::Mode(o) => *o = Some(Decode::decode(d)?),
+            Slot::Status(o) => *o = Some(Decode::decode(d)?),
+            Slot::JobState(o) => *o = Some(Decode::decode(d)?),
             Slot::OptGap(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::OptFold(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::Finished(o) => *o = Some(Deserialize::deserialize(d)?),
@@ -325,8 +325,8 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Slot::FireId(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::Payload(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::Headers(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::OptOverlap(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::Outcome(o) => *o = Some(Deserialize::deserialize(d)?),
+            Slot::OptOverlap(o) => *o = Some(option(d)?),
+            Slot::Outcome(o) => *o = Some(Decode::decode(d)?),
             Slot::ScheduleDef(o) => *o = Some(Decode::decode(d)?),
             Slot::QueueConfig(o) => *o = Some(Decode::decode(d)?),
             Slot::Rec(r) => {
@@ -936,6 +936,59 @@ impl Expected for VariantIndex {
     }
 }
 
+/// The derive's visitor of an enum whose variants are all units: the
+/// variant's index.
+struct UnitEnum {
+    /// `enum X`.
+    expecting: &'static str,
+    /// `VARIANTS` of the enum.
+    names: &'static [&'static str],
+}
+
+impl<'de> Visitor<'de> for UnitEnum {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<usize, A::Error> {
+        let (i, access) = data.variant_seed(VariantKey { names: self.names })?;
+        access.unit_variant()?;
+        Ok(i)
+    }
+}
+
+/// Implements [`Decode`] for unit-only enums, variants listed in
+/// declaration order with their wire names.
+macro_rules! unit_enums {
+    ($($ty:ident, $name:literal: $($variant:ident = $wire:literal),+;)*) => {$(
+        impl Decode for $ty {
+            fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                const NAMES: &[&str] = &[$($wire),+];
+                const ALL: &[$ty] = &[$($ty::$variant),+];
+                let visitor = UnitEnum {
+                    expecting: concat!("enum ", $name),
+                    names: NAMES,
+                };
+                Ok(ALL[d.deserialize_enum($name, NAMES, visitor)?])
+            }
+        }
+    )*};
+}
+
+unit_enums! {
+    Overlap, "Overlap": Skip = "skip", Allow = "allow", BufferOne = "buffer_one",
+        CancelPrevious = "cancel_previous";
+    QueueMode, "QueueMode": Local = "local", External = "external";
+    ScheduleStatus, "ScheduleStatus": Active = "active", Paused = "paused",
+        Completed = "completed";
+    JobState, "JobState": Scheduled = "scheduled", Available = "available",
+        Claimed = "claimed", Completed = "completed", Dead = "dead", Dropped = "dropped",
+        Cancelled = "cancelled";
+    FireOutcome, "FireOutcome": Succeeded = "succeeded", Failed = "failed";
+}
+
 /// The derive's `Input` visitor.
 struct InputVisitor;
 
@@ -1410,6 +1463,9 @@ mod tests {
         "{\"a\":1}",
         "\"\\u00e9\\n\"",
         "\"\\q\"",
+        "{\"allow\":null}",
+        "{\"claimed\":1}",
+        "[\"local\"]",
         "nul",
         "",
     ];
