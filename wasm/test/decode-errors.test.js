@@ -1,13 +1,13 @@
-// Errors for malformed inputs, configs, snapshots and journals: code,
-// field and message (with serde_json's line and column) exactly as the
-// package gave them before the compact decoder (chime_core::decode, used
-// by src/lib.rs): these expectations were recorded from the package built
-// from main at 5513bee, whose decoder was serde's derive, and the same
-// test passes against that build, so a decoder change cannot drift
-// unnoticed.
+// Errors for malformed inputs, configs, snapshots, journals and spec
+// options: code, field and message (with serde_json's line and column)
+// exactly as the package gave them before the compact decoder
+// (chime_core::decode, used by src/lib.rs). The expectations were recorded
+// from the package built from main at 5513bee, whose decoder was serde's
+// derive, and the same test passes against that build, so a decoder
+// change cannot drift unnoticed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, ChimeError } from '../index.node.js';
+import { Engine, ChimeError, preview } from '../index.node.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -104,6 +104,19 @@ const journals = {
 };
 for (const [name, j] of Object.entries(journals)) {
   out[`replay.${name}`] = outcome(() => JSON.stringify(Engine.replay(null, j).replies));
+}
+const specOptions = {
+  valid: { dst: { gap: 'shift', fold: 'last' }, tz: 'America/New_York', count: 2 },
+  unknownGap: { dst: { gap: 'later' } },
+  dstWrongType: { dst: 5 },
+  dstUnknownField: { dst: { gap: 'skip', x: 1 } },
+  dstSequence: { dst: ['skip', 'both'], tz: 'America/New_York', count: 1 },
+  dstNull: { dst: null },
+  floatCount: { count: 1.5 },
+  unknownOption: { colour: 1 },
+};
+for (const [name, o] of Object.entries(specOptions)) {
+  out[`preview.${name}`] = outcome(() => preview('30 2 * * *', { from: T0, ...o }));
 }
 
 const expected = {
@@ -327,10 +340,46 @@ const expected = {
     "code": "invalid_journal",
     "field": "journal",
     "message": "invalid_journal: line 1: unknown field `x`, expected `now` or `input` at line 1 column 30"
+  },
+  "preview.valid": {
+    "ok": "[{\"at\":1767252600000,\"civil\":\"2026-01-01T02:30:00\",\"offsetSeconds\":-18000,\"note\":null},{\"at\":1767339000000,\"civil\":\"2026-01-02T02:30:00\",\"offsetSeconds\":-18000,\"note\":null}]"
+  },
+  "preview.unknownGap": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: unknown variant `later`, expected `shift` or `skip` at line 1 column 21"
+  },
+  "preview.dstWrongType": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: invalid type: integer `5`, expected struct DstPolicy at line 1 column 8"
+  },
+  "preview.dstUnknownField": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: unknown field `x`, expected `gap` or `fold` at line 1 column 24"
+  },
+  "preview.dstSequence": {
+    "ok": "[{\"at\":1767252600000,\"civil\":\"2026-01-01T02:30:00\",\"offsetSeconds\":-18000,\"note\":null}]"
+  },
+  "preview.dstNull": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: invalid type: null, expected struct DstPolicy at line 1 column 11"
+  },
+  "preview.floatCount": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: invalid type: floating point `1.5`, expected usize at line 1 column 12"
+  },
+  "preview.unknownOption": {
+    "code": "invalid_input",
+    "field": "options",
+    "message": "invalid_input: options: unknown field `colour`, expected one of `tz`, `dst`, `from`, `count`, `minIntervalMs`, `horizonYears` at line 1 column 9"
   }
 };
 
-test('malformed inputs, configs, snapshots and journals give the pinned errors', () => {
+test('malformed inputs, configs, snapshots, journals and options give the pinned errors', () => {
   assert.equal(out['restore.valid'].ok, snap, 'a valid snapshot round-trips');
   delete out['restore.valid'];
   assert.deepEqual(Object.keys(out), Object.keys(expected));

@@ -273,8 +273,8 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Slot::Mode(o) => *o = Some(Decode::decode(d)?),
             Slot::Status(o) => *o = Some(Decode::decode(d)?),
             Slot::JobState(o) => *o = Some(Decode::decode(d)?),
-            Slot::OptGap(o) => *o = Some(Deserialize::deserialize(d)?),
-            Slot::OptFold(o) => *o = Some(Deserialize::deserialize(d)?),
+            Slot::OptGap(o) => *o = Some(option(d)?),
+            Slot::OptFold(o) => *o = Some(option(d)?),
             Slot::Finished(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::Dst(o) => *o = Some(Decode::decode(d)?),
             Slot::Target(o) => *o = Some(Decode::decode(d)?),
@@ -987,6 +987,8 @@ unit_enums! {
         Claimed = "claimed", Completed = "completed", Dead = "dead", Dropped = "dropped",
         Cancelled = "cancelled";
     FireOutcome, "FireOutcome": Succeeded = "succeeded", Failed = "failed";
+    GapPolicy, "GapPolicy": Shift = "shift", Skip = "skip";
+    FoldPolicy, "FoldPolicy": First = "first", Last = "last", Both = "both";
 }
 
 /// The derive's `Input` visitor.
