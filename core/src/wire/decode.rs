@@ -1436,6 +1436,7 @@ mod tests {
     //! must give the same value or the same error message (position
     //! included).
     use super::*;
+    use serde::Serialize;
     use serde::de::DeserializeOwned;
 
     fn same<T: Decode + DeserializeOwned + PartialEq + fmt::Debug>(text: &str) {
@@ -1860,5 +1861,78 @@ mod tests {
         for input in INPUTS {
             structural_same::<Input>(input);
         }
+    }
+
+    /// Adding a variant to a decoded enum must fail to compile here, until
+    /// the decoder's tables and these tests have it: the exhaustive matches
+    /// below list every variant, and each one must round-trip through the
+    /// decoder as serde writes it.
+    #[test]
+    fn tables_cover_every_variant() {
+        fn input(i: &Input) -> &'static str {
+            match i {
+                Input::Advance => "advance",
+                Input::DeclareQueue(_) => "declareQueue",
+                Input::UpsertSchedule(_) => "upsertSchedule",
+                Input::RemoveSchedule { .. } => "removeSchedule",
+                Input::PauseSchedule { .. } => "pauseSchedule",
+                Input::ResumeSchedule { .. } => "resumeSchedule",
+                Input::TriggerSchedule { .. } => "triggerSchedule",
+                Input::Backfill { .. } => "backfill",
+                Input::Enqueue(_) => "enqueue",
+                Input::Claim { .. } => "claim",
+                Input::Heartbeat { .. } => "heartbeat",
+                Input::Complete { .. } => "complete",
+                Input::Fail { .. } => "fail",
+                Input::CancelJob { .. } => "cancelJob",
+                Input::Redrive { .. } => "redrive",
+                Input::PurgeDead { .. } => "purgeDead",
+                Input::FireSettled { .. } => "fireSettled",
+                Input::Leadership(_) => "leadership",
+                Input::AcquireLease { .. } => "acquireLease",
+                Input::RenewLease { .. } => "renewLease",
+                Input::ReleaseLease { .. } => "releaseLease",
+            }
+        }
+        let mut seen = Vec::new();
+        for text in INPUTS {
+            if let Ok(i) = serde_json::from_str::<Input>(text) {
+                assert_eq!(
+                    from_str::<Input>(&serde_json::to_string(&i).unwrap()).unwrap(),
+                    i
+                );
+                seen.push(input(&i));
+            }
+        }
+        for name in INPUT_VARIANTS {
+            assert!(seen.contains(name), "no sample of {name} in INPUTS");
+        }
+
+        fn round_trip<T: Decode + Serialize + DeserializeOwned + PartialEq + fmt::Debug>(
+            all: &[T],
+        ) {
+            for v in all {
+                let text = serde_json::to_string(v).unwrap();
+                assert_eq!(from_str::<T>(&text).unwrap(), *v, "{text}");
+            }
+        }
+        macro_rules! all {
+            ($ty:ident: $($variant:ident),+) => {{
+                let all = [$($ty::$variant),+];
+                for v in all {
+                    match v {
+                        $($ty::$variant)|+ => {}
+                    }
+                }
+                round_trip(&all);
+            }};
+        }
+        all!(Overlap: Skip, Allow, BufferOne, CancelPrevious);
+        all!(QueueMode: Local, External);
+        all!(ScheduleStatus: Active, Paused, Completed);
+        all!(JobState: Scheduled, Available, Claimed, Completed, Dead, Dropped, Cancelled);
+        all!(FireOutcome: Succeeded, Failed);
+        all!(GapPolicy: Shift, Skip);
+        all!(FoldPolicy: First, Last, Both);
     }
 }
