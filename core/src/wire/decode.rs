@@ -6,11 +6,11 @@
 //! visitor and a sequence visitor, each reading every field through its own
 //! monomorphic copy of the JSON parser's entry points. Across the ~40 wire
 //! and snapshot types that was ~140 KB of the `.wasm` (BENCHMARKS.md,
-//! "Size"). Here one driver ([`RecVisitor`]) reads every struct: a type
-//! only describes its fields ([`Shape`]), says where each value goes
-//! ([`Record::slot`]) and assembles itself ([`Record::finish`]); the values
+//! "Size"). Here one driver (`RecVisitor`) reads every struct: a type
+//! only describes its fields (`Shape`), says where each value goes
+//! (`Record::slot`) and assembles itself (`Record::finish`); the values
 //! themselves are read by the same `Deserialize` impls the derive would
-//! call, all in one place ([`Seed`]).
+//! call, all in one place (`Seed`).
 //!
 //! The derived impls stay the definition of the format: this module must
 //! accept and reject exactly what they do, with the same error at the same
@@ -21,6 +21,12 @@
 //! serde_json computes the same messages and line/column positions. The
 //! tests compare both on valid documents and on every truncation and many
 //! mutations of them.
+//!
+//! When a decoded type changes, its record here must follow (fields in
+//! declaration order, wire name, how an absent one is filled): a new field
+//! is a compile error in the record's struct literal, a new enum variant
+//! one in the tests' exhaustive matches, and the differential tests catch
+//! a wrong name, order or default.
 // Without the feature the module is built for its tests only.
 #![cfg_attr(not(feature = "compact-decode"), allow(unreachable_pub))]
 
