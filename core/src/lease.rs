@@ -254,12 +254,23 @@ struct LeasesData {
 impl<'de> Deserialize<'de> for Leases {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let data = LeasesData::deserialize(d)?;
+        Leases::restored(data.last_token, data.held).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Leases {
+    /// Leases from their serialized fields, with the expiry index rebuilt
+    /// and checked (shared by `Deserialize` and `wire::decode`).
+    pub(crate) fn restored(
+        last_token: u64,
+        held: BTreeMap<String, Held>,
+    ) -> Result<Leases, String> {
         let mut leases = Leases {
-            last_token: data.last_token,
-            held: data.held,
+            last_token,
+            held,
             expiry: BTreeSet::new(),
         };
-        leases.rebuild_indexes().map_err(serde::de::Error::custom)?;
+        leases.rebuild_indexes()?;
         Ok(leases)
     }
 }

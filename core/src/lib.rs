@@ -89,6 +89,8 @@ pub use time::{Timestamp, TimestampOutOfRange};
 pub use queue::{AfterFailure, after_failure};
 pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
 pub use wire::config::{EngineConfig, Limits};
+#[cfg(feature = "compact-decode")]
+pub use wire::decode;
 pub use wire::error::Error;
 pub use wire::ids::{Epoch, FireId, FireKind, JobId, LeaseToken};
 pub use wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};

@@ -50,7 +50,9 @@ use crate::wire::name;
 use crate::wire::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use store::{Index, Job, JobLease, KeySpace, QueueState};
+#[cfg(any(feature = "compact-decode", test))]
+pub(crate) use store::DedupEntry;
+pub(crate) use store::{Index, Job, JobLease, KeySpace, QueueState};
 
 /// What [`Queues::enqueue`] did.
 #[derive(Debug)]

@@ -88,6 +88,15 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| invalid(field, e.to_string()).into())
 }
 
+/// Parses JSON text sent by the JS layer with the core's compact decoder
+/// (the same result and error as [`from_json`], from less code).
+pub(crate) fn decode<T: chime_core::decode::Decode>(
+    field: &'static str,
+    text: &str,
+) -> Result<T, JsValue> {
+    chime_core::decode::from_str(text).map_err(|e| invalid(field, e.to_string()).into())
+}
+
 /// Serializes a wire type for the JS layer to `JSON.parse`.
 pub(crate) fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("wire types serialize")

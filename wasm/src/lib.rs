@@ -49,7 +49,7 @@ impl JsEngine {
         let config: EngineConfig = if config.is_empty() {
             EngineConfig::default()
         } else {
-            from_json("config", config)?
+            convert::decode("config", config)?
         };
         Ok(JsEngine::wrap(Engine::new(config)))
     }
@@ -57,7 +57,7 @@ impl JsEngine {
     /// `Engine::handle` with `input` as `Input` JSON; returns `Reply` JSON.
     pub fn handle(&mut self, now: f64, input: &str) -> Result<String, JsValue> {
         let now = timestamp("now", now)?;
-        let input = from_json("input", input)?;
+        let input: chime_core::Input = convert::decode("input", input)?;
         result(self.engine.handle(now, input))
     }
 
@@ -256,7 +256,9 @@ impl Replayed {
 struct SpecQuery {
     #[serde(default)]
     tz: Option<String>,
-    #[serde(default)]
+    /// Read by the core's compact decoder, which the rest of the package
+    /// uses (same result; one decoder of `DstPolicy` in the .wasm).
+    #[serde(default, deserialize_with = "decode_dst")]
     dst: DstPolicy,
     /// Occurrences strictly after this instant (`preview`, `validate`).
     #[serde(default)]
@@ -268,6 +270,10 @@ struct SpecQuery {
     min_interval_ms: Option<i64>,
     #[serde(default)]
     horizon_years: Option<u32>,
+}
+
+fn decode_dst<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DstPolicy, D::Error> {
+    <DstPolicy as chime_core::decode::Decode>::decode(d)
 }
 
 fn default_count() -> usize {

@@ -9,6 +9,11 @@ use crate::engine::snapshot::Snapshot;
 use crate::wire::error::Error;
 use crate::wire::input::JournalEntry;
 use crate::wire::reply::Reply;
+// The npm package reads journals with the smaller decoder (same results).
+#[cfg(feature = "compact-decode")]
+use crate::wire::decode::from_str as parse;
+#[cfg(not(feature = "compact-decode"))]
+use serde_json::from_str as parse;
 
 /// A journal line that is not a valid entry.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +53,7 @@ pub fn read(text: &str) -> Result<Vec<JournalEntry>, JournalError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| JournalError {
+            parse(l).map_err(|e| JournalError {
                 line: i + 1,
                 message: e.to_string(),
             })

@@ -7,7 +7,7 @@
 //! Undrained commands are not part of a snapshot: drain before taking one.
 
 use crate::engine::Engine;
-use crate::engine::leadership::Leadership;
+pub(crate) use crate::engine::leadership::Leadership;
 use crate::engine::validate;
 use crate::lease::Leases;
 use crate::queue::Queues;
@@ -52,7 +52,7 @@ pub struct Snapshot {
 /// One schedule in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ScheduleState {
+pub(crate) struct ScheduleState {
     def: ScheduleDef,
     version: u64,
     status: ScheduleStatus,
@@ -71,6 +71,46 @@ struct ScheduleState {
     pause_log: Vec<PauseChange>,
 }
 
+// The compact decoder's view of the snapshot (see `wire::decode`).
+#[cfg(any(feature = "compact-decode", test))]
+mod decode {
+    use super::{Leadership, ScheduleState, Snapshot};
+    use crate::wire::decode::record_decoder;
+
+    record_decoder! {
+        SnapshotB => Snapshot, "Snapshot", "9 elements", deny_unknown: true;
+        format: u32, U32, "format", req;
+        config: crate::wire::config::EngineConfig, Config, "config", req;
+        clock: crate::time::Timestamp, Ts, "clock", req;
+        leadership: Leadership, Leadership, "leadership", req;
+        schedules: Vec<ScheduleState>, Schedules, "schedules", req;
+        version_floor: u64, U64, "versionFloor", def;
+        seq_floor: u64, U64, "seqFloor", def;
+        queues: crate::queue::Queues, Queues, "queues", req;
+        leases: crate::lease::Leases, Leases, "leases", req;
+    }
+
+    record_decoder! {
+        ScheduleStateB => ScheduleState, "ScheduleState", "10 elements", deny_unknown: true;
+        def: crate::wire::schedule_def::ScheduleDef, ScheduleDef, "def", req;
+        version: u64, U64, "version", req;
+        status: crate::wire::schedule_def::ScheduleStatus, Status, "status", req;
+        pause_note: Option<String>, OptStr, "pauseNote", def;
+        cursor: Option<crate::time::Timestamp>, OptTs, "cursor", def;
+        counters: crate::schedule::Counters, Counters, "counters", req;
+        last_epoch: Option<crate::wire::ids::Epoch>, OptEpoch, "lastEpoch", def;
+        in_flight: Vec<crate::schedule::InFlight>, InFlights, "inFlight", def;
+        buffered: Option<crate::schedule::Buffered>, OptBuffered, "buffered", def;
+        pause_log: Vec<crate::schedule::PauseChange>, PauseLog, "pauseLog", def;
+    }
+
+    record_decoder! {
+        LeadershipB => Leadership, "Leadership", "2 elements", deny_unknown: true;
+        grant: Option<crate::wire::input::LeadershipGrant>, OptGrant, "grant", def;
+        highest: crate::wire::ids::Epoch, Epoch, "highest", req;
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -84,7 +124,13 @@ impl Snapshot {
     /// Parses JSON written by [`Snapshot::to_json`]; anything else is
     /// `invalid_input` on field `snapshot`, with serde's message.
     pub fn from_json(text: &str) -> Result<Snapshot, Error> {
-        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))
+        // The npm package reads snapshots with the smaller decoder (same
+        // results and errors).
+        #[cfg(feature = "compact-decode")]
+        let parsed = crate::wire::decode::from_str(text);
+        #[cfg(not(feature = "compact-decode"))]
+        let parsed = serde_json::from_str(text);
+        parsed.map_err(|e| corrupt(e.to_string()))
     }
 
     /// The engine clock at the snapshot.

@@ -219,15 +219,36 @@ struct QueuesData {
 impl<'de> Deserialize<'de> for Queues {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let data = QueuesData::deserialize(d)?;
-        let mut queues = Queues {
-            last_job: data.last_job,
-            last_token: data.last_token,
-            queues: data.queues,
-            jobs: data.jobs,
-            finished: data.finished,
+        Queues::restored(
+            data.last_job,
+            data.last_token,
+            data.queues,
+            data.jobs,
+            data.finished,
+        )
+        .map_err(serde::de::Error::custom)
+    }
+}
+
+impl Queues {
+    /// Queues from their serialized fields, with every index rebuilt and
+    /// checked (shared by `Deserialize` and `wire::decode`).
+    pub(crate) fn restored(
+        last_job: u64,
+        last_token: u64,
+        queues: BTreeMap<String, QueueState>,
+        jobs: BTreeMap<JobId, Job>,
+        finished: Vec<(JobId, Option<FireId>)>,
+    ) -> Result<Queues, String> {
+        let mut restored = Queues {
+            last_job,
+            last_token,
+            queues,
+            jobs,
+            finished,
             idx: Index::default(),
         };
-        queues.rebuild_indexes().map_err(serde::de::Error::custom)?;
-        Ok(queues)
+        restored.rebuild_indexes()?;
+        Ok(restored)
     }
 }

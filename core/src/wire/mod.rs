@@ -5,6 +5,8 @@
 
 pub(crate) mod command;
 pub(crate) mod config;
+#[cfg(any(feature = "compact-decode", test))]
+pub mod decode;
 pub(crate) mod error;
 pub(crate) mod ids;
 pub(crate) mod input;
