@@ -129,7 +129,27 @@ async fn count(c: &tokio_postgres::Client, sql: &str) -> i64 {
 
 /// Waits until a fire of an epoch above `epoch` exists; returns when it
 /// was seen and that epoch.
-async fn next_term_fire(c: &tokio_postgres::Client, s: &str, epoch: i64) -> (Instant, i64) {
+/// The last lines of each replica's log, for a failure message.
+fn tails(logs: &[PathBuf]) -> String {
+    let mut out = String::new();
+    for log in logs {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        out += &format!("== {}\n", log.display());
+        for l in &lines[lines.len().saturating_sub(25)..] {
+            out += l;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+async fn next_term_fire(
+    c: &tokio_postgres::Client,
+    s: &str,
+    epoch: i64,
+    logs: &[PathBuf],
+) -> (Instant, i64) {
     let t = Instant::now();
     loop {
         let row = c
@@ -144,7 +164,8 @@ async fn next_term_fire(c: &tokio_postgres::Client, s: &str, epoch: i64) -> (Ins
         }
         assert!(
             t.elapsed() < Duration::from_secs(30),
-            "no fire after epoch {epoch}"
+            "no fire after epoch {epoch}:\n{}",
+            tails(logs)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -181,7 +202,8 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
         .map(|i| spawn(&pg, &config_file, &dir.path().join(format!("r{i}.log"))))
         .collect();
     // A first leader and its first fires.
-    let (_, first_epoch) = next_term_fire(&c, &s, 0).await;
+    let logs: Vec<PathBuf> = replicas.iter().map(|r| r.log.clone()).collect();
+    let (_, first_epoch) = next_term_fire(&c, &s, 0, &logs).await;
 
     // The job load, enqueued in batches while the leaders change.
     let producer = {
@@ -236,7 +258,7 @@ async fn leader_killed_and_stalled_no_double_or_lost_fire() {
         } else {
             signal(pid, "-KILL");
         }
-        let (seen, new_epoch) = next_term_fire(&c, &s, e).await;
+        let (seen, new_epoch) = next_term_fire(&c, &s, e, &logs).await;
         let took = seen - killed_at;
         failovers.push((if stall { "SIGSTOP" } else { "SIGKILL" }, took));
         assert!(

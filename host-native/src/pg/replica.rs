@@ -207,8 +207,11 @@ async fn lead(
     // Not standalone: the engine fires only while its latest grant is
     // valid on its own clock, whatever the lease loop manages to do.
     driver_cfg.engine.standalone = false;
+    // A paused leader must not hold the lease row's lock past its TTL.
+    let idle_limit = cfg.lease.ttl / 2;
     let driver = tokio::task::spawn_blocking(move || {
-        let store = PgStore::open(&pg, &name, epoch)?;
+        let mut store = PgStore::open(&pg, &name, epoch)?;
+        store.limit_idle_in_transaction(idle_limit)?;
         Driver::recover(Box::new(store), clock, driver_cfg)
     })
     .await??;

@@ -89,6 +89,33 @@ impl PgStore {
         Epoch(self.epoch)
     }
 
+    /// Has the server end this store's session when it sits inside a
+    /// transaction for longer than `limit` (`idle_in_transaction_session_timeout`).
+    ///
+    /// Why: every write locks the lease row until it commits. A leader
+    /// process paused in the middle of one (SIGSTOP, a VM freeze, a
+    /// partition that keeps the TCP connection open) holds that lock, and
+    /// the next leader's takeover — an update of the same row — would wait
+    /// for it indefinitely. With the limit below the lease's TTL the
+    /// server rolls the paused transaction back and the takeover goes
+    /// ahead once the lease has expired; the paused leader finds its
+    /// session gone (and is fenced anyway).
+    pub fn limit_idle_in_transaction(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        let ms = limit.as_millis().max(1);
+        let sql = format!("SET idle_in_transaction_session_timeout = {ms}");
+        self.bridge.call(move |c| {
+            Box::pin(async move {
+                c.batch_execute(&sql)
+                    .await
+                    .map_err(PgError::db("limiting idle transactions"))
+            })
+        })??;
+        Ok(())
+    }
+
     /// Sets `first_seq`/`next_seq` from the journal rows.
     fn read_bounds(&mut self) -> Result<(), StoreError> {
         let sql = format!(
