@@ -343,27 +343,7 @@ async fn enqueue_notifies_listeners() {
     };
     let q = queues(&cfg).await;
     q.declare(&queue("work")).await.unwrap();
-    let (client, mut connection) = tokio_postgres::connect(&cfg.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-        use futures_util::StreamExt;
-        while let Some(Ok(m)) = messages.next().await {
-            if let tokio_postgres::AsyncMessage::Notification(n) = m {
-                let _ = tx.send((
-                    n.channel().to_owned(),
-                    n.payload().to_owned(),
-                    std::time::Instant::now(),
-                ));
-            }
-        }
-    });
-    client
-        .batch_execute(&format!("LISTEN \"{}\"", q.channel()))
-        .await
-        .unwrap();
+    let (_client, mut rx) = pg_support::listen(&cfg.url, q.channel()).await;
     q.enqueue(&job("work", 1)).await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
