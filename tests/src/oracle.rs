@@ -868,6 +868,26 @@ impl Oracle {
         if let Ok(ts) = rest.parse::<jiff::Timestamp>() {
             return Ok(ts.as_millisecond());
         }
+        // An instant after jiff's last one (late on 9999-12-30) but within
+        // chime's range: jiff's written pieces, the offset applied here.
+        use jiff::fmt::temporal::{Pieces, PiecesOffset};
+        if let Ok(p) = Pieces::parse(rest)
+            && let (Some(time), Some(offset)) = (p.time(), p.offset())
+        {
+            let offset = match offset {
+                PiecesOffset::Zulu => 0,
+                PiecesOffset::Numeric(n) => n.offset().seconds(),
+                _ => return Err(format!("bad @at {rest:?}: offset")),
+            };
+            let d = p.date();
+            let local = days_from_civil(i64::from(d.year()), d.month() as u32, d.day() as u32)
+                * DAY
+                + i64::from(time.hour()) * 3600
+                + i64::from(time.minute()) * 60
+                + i64::from(time.second());
+            let ms = i64::from(time.subsec_nanosecond()) / 1_000_000;
+            return Ok((local - i64::from(offset)) * 1000 + ms);
+        }
         let dt: jiff::civil::DateTime = match rest.parse() {
             Ok(dt) => dt,
             Err(_) => rest
