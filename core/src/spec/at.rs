@@ -235,9 +235,7 @@ impl Scanner<'_> {
             return Ok(None);
         };
         let hours = self.digits(2, "a two-digit offset hour")?;
-        let minutes = if self.eat(b':') {
-            self.digits(2, "two-digit offset minutes")?
-        } else if self.0.first().is_some_and(u8::is_ascii_digit) {
+        let minutes = if self.eat(b':') || self.0.first().is_some_and(u8::is_ascii_digit) {
             self.digits(2, "two-digit offset minutes")?
         } else {
             0
