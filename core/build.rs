@@ -132,40 +132,15 @@ impl Tzif {
         })
     }
 
-    /// The offset in force just before UTC second `t`, from the explicit
-    /// transitions (`t` is 1970 here; files with none before it use type 0,
-    /// or the TZ string's standard offset when they have no transitions).
+    /// The offset in force just before UTC second `t` (1970 here): that of
+    /// the last transition before it, or local time type 0 before the first
+    /// (RFC 8536 §3.2; for files without transitions, their one type).
     fn offset_before(&self, t: i64) -> i32 {
         match self.transitions.iter().rev().find(|&&(at, _)| at < t) {
             Some(&(_, off)) => off,
-            None if self.transitions.is_empty() && !self.footer.is_empty() => {
-                posix_std_offset(&self.footer)
-            }
             None => self.first_offset,
         }
     }
-}
-
-/// The standard-time offset (seconds east of UTC) of a POSIX TZ string:
-/// `<+03>-3` → 10800, `EST5EDT,…` → −18000.
-fn posix_std_offset(tz: &str) -> i32 {
-    let rest = if let Some(quoted) = tz.strip_prefix('<') {
-        &quoted[quoted.find('>').expect("closed <name>") + 1..]
-    } else {
-        tz.trim_start_matches(|c: char| c.is_ascii_alphabetic())
-    };
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '+' | '-' | ':')))
-        .unwrap_or(rest.len());
-    let (sign, hms) = match rest[..end].strip_prefix('-') {
-        Some(h) => (1, h),
-        None => (-1, rest[..end].trim_start_matches('+')),
-    };
-    let mut secs = 0;
-    for (part, unit) in hms.split(':').zip([3600, 60, 1]) {
-        secs += part.parse::<i32>().expect("numeric offset") * unit;
-    }
-    sign * secs
 }
 
 struct Header {

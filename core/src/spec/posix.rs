@@ -98,16 +98,16 @@ impl PosixTz {
     }
 
     /// The rule's two transitions in `year` as `(UTC second, offset from
-    /// then on)`, in time order; empty without daylight saving time.
-    pub(crate) fn transitions(&self, year: i32) -> Vec<(i64, i32)> {
-        let Some(dst) = self.dst else {
-            return Vec::new();
-        };
-        let start = dst.start.local_secs(year) - i64::from(self.std_offset);
-        let end = dst.end.local_secs(year) - i64::from(dst.offset);
-        let mut both = vec![(start, dst.offset), (end, self.std_offset)];
-        both.sort_by_key(|&(at, _)| at);
-        both
+    /// then on)`, in time order; none without daylight saving time.
+    pub(crate) fn transitions(&self, year: i32) -> impl Iterator<Item = (i64, i32)> {
+        let both = self.dst.map(|dst| {
+            let start = dst.start.local_secs(year) - i64::from(self.std_offset);
+            let end = dst.end.local_secs(year) - i64::from(dst.offset);
+            let mut both = [(start, dst.offset), (end, self.std_offset)];
+            both.sort_by_key(|&(at, _)| at);
+            both
+        });
+        both.into_iter().flatten()
     }
 }
 
@@ -259,7 +259,7 @@ mod tests {
         assert_eq!(ny.std_offset, -18_000);
         assert_eq!(ny.dst.unwrap().offset, -14_400);
         assert_eq!(
-            ny.transitions(2026),
+            ny.transitions(2026).collect::<Vec<_>>(),
             vec![
                 (utc("2026-03-08T07:00:00"), -14_400),
                 (utc("2026-11-01T06:00:00"), -18_000)
@@ -267,11 +267,11 @@ mod tests {
         );
         let fixed = PosixTz::parse("<+0545>-5:45").unwrap();
         assert_eq!(fixed.std_offset, 20_700);
-        assert!(fixed.transitions(2026).is_empty());
+        assert_eq!(fixed.transitions(2026).count(), 0);
         // Southern hemisphere: DST ends in April, starts in October.
         let syd = PosixTz::parse("AEST-10AEDT,M10.1.0,M4.1.0/3").unwrap();
         assert_eq!(
-            syd.transitions(2026),
+            syd.transitions(2026).collect::<Vec<_>>(),
             vec![
                 (utc("2026-04-04T16:00:00"), 36_000),
                 (utc("2026-10-03T16:00:00"), 39_600)
@@ -283,13 +283,14 @@ mod tests {
         assert_eq!(dub.dst.unwrap().offset, 0);
         let godthab = PosixTz::parse("<-02>2<-01>,M3.5.0/-1,M10.5.0/0").unwrap();
         assert_eq!(
-            godthab.transitions(2026)[0],
+            godthab.transitions(2026).next().unwrap(),
             (utc("2026-03-29T01:00:00"), -3600)
         );
         assert_eq!(
             PosixTz::parse("XXX3YYY,J60/25,300")
                 .unwrap()
-                .transitions(2024),
+                .transitions(2024)
+                .collect::<Vec<_>>(),
             vec![
                 (utc("2024-03-02T04:00:00"), -7200),
                 (utc("2024-10-27T04:00:00"), -10_800)
