@@ -111,3 +111,20 @@ fn elapsed_time_in_the_fold_auto_versus_first_and_last() {
         assert_eq!(got["last"], est, "{order:?}");
     }
 }
+
+#[test]
+fn a_gap_policy_is_not_a_fold_policy() {
+    // `gap: shift` (fold auto: both passes) next to `fold: first` (gap
+    // auto), on the fall-back day: the two sides of the policy are keyed
+    // apart.
+    let spec = "*/30 1 * * *";
+    for order in [[0, 1], [1, 0]] {
+        let all = [
+            ("gap_shift", spec, Some(GapPolicy::Shift), None),
+            ("fold_first", spec, None, Some(FoldPolicy::First)),
+        ];
+        let got = run(&[all[order[0]], all[order[1]]], FALL.0, FALL.1);
+        assert_eq!(got["gap_shift"].len(), 4, "{order:?}: {got:?}");
+        assert_eq!(got["fold_first"].len(), 2, "{order:?}: {got:?}");
+    }
+}
