@@ -76,8 +76,9 @@ pub(crate) struct Grid {
     pub spec: Spec,
 }
 
-/// `(spec text, tz, dst)` as given in the definition.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `(spec text, tz, dst)` as given in the definition, ordered field by field (spec text, zone, then the DST policy's gap and
+/// fold sides), so grids that differ in any of them are interned apart.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct GridKey {
     /// `ScheduleDef::spec`, verbatim.
     pub text: Box<str>,
@@ -97,27 +98,9 @@ impl GridKey {
         }
     }
 
-    fn order(&self) -> (&str, Option<&str>, u8) {
-        let gap = self.dst.gap.map_or(0, |g| 1 + g as u8);
-        let fold = self.dst.fold.map_or(0, |f| 1 + f as u8);
-        (&self.text, self.tz.as_deref(), gap * 8 + fold)
-    }
-
     /// Whether `def` has this spec, zone and DST policy.
     pub(crate) fn matches(&self, def: &ScheduleDef) -> bool {
         *self.text == *def.spec && self.tz.as_deref() == def.tz.as_deref() && self.dst == def.dst
-    }
-}
-
-impl PartialOrd for GridKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for GridKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.order().cmp(&other.order())
     }
 }
 
