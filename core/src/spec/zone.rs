@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Rule transitions are tabulated through this year.
 const TABLE_END_YEAR: i32 = 2200;
 
-/// 9999-12-30T22:00:00Z, past the last instant chime represents (the end of
-/// year 9999 in any offset): segments end there instead of at a transition
-/// after it, as they did when jiff, whose range ends there, computed them.
+/// 9999-12-30T22:00:00Z, where jiff's instants end: a segment running past
+/// it lasts forever, as it did when jiff computed the segments (chime's own
+/// instants end with year 9999, so only its last hours are concerned).
 const LAST_SECS: i64 = 253_402_207_200;
 
 /// Buckets of the segment index: 2^25 s (~388 days), so a bucket holds at
