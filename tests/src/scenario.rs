@@ -5,8 +5,9 @@
 use crate::checker::Checker;
 use chime_core::journal;
 use chime_core::{
-    Claimed, Command, Engine, EngineConfig, EnqueueRequest, Error, Event, Fire, Input, JobId,
-    JournalEntry, Payload, Reply, ScheduleDef, SkipReason, Snapshot, Target, Timestamp,
+    Claimed, Command, Engine, EngineConfig, EnqueueRequest, Epoch, Error, Event, Fire, Input,
+    JobId, JournalEntry, LeadershipGrant, Payload, Reply, ScheduleDef, SkipReason, Snapshot,
+    Target, Timestamp,
 };
 
 /// Milliseconds to a timestamp.
@@ -22,6 +23,14 @@ pub fn def(name: &str, spec: &str, queue: &str) -> ScheduleDef {
         "target": { "queue": queue },
     }))
     .unwrap()
+}
+
+/// A leadership grant: term `epoch`, valid until `until` (ms).
+pub fn grant(epoch: u64, until: i64) -> Input {
+    Input::Leadership(Some(LeadershipGrant {
+        epoch: Epoch(epoch),
+        valid_until: t(until),
+    }))
 }
 
 /// A target with a payload.

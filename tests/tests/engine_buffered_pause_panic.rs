@@ -7,8 +7,8 @@
 //! `fire_dropped{reason: "removed"}`.
 
 use chime_core::{
-    Command, EngineConfig, Epoch, Event, FireId, FireReason, Input, JobState, LeadershipGrant,
-    Overlap, Payload, Reply, ScheduleStatus,
+    Command, EngineConfig, Epoch, Event, FireId, FireReason, Input, JobState, Overlap, Payload,
+    Reply, ScheduleStatus,
 };
 use chime_tests::scenario::*;
 
@@ -16,13 +16,6 @@ use chime_tests::scenario::*;
 const T0: i64 = 1_800_000_000_000;
 const MIN: i64 = 60_000;
 const DAY: i64 = 86_400_000;
-
-fn grant(epoch: u64, until: i64) -> Input {
-    Input::Leadership(Some(LeadershipGrant {
-        epoch: Epoch(epoch),
-        valid_until: t(until),
-    }))
-}
 
 fn trigger() -> Input {
     Input::TriggerSchedule {

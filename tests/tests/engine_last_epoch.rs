@@ -3,17 +3,10 @@
 //! term that fired it after, kept through a restart and across a term that
 //! fires nothing, and the next term's once it fires again.
 
-use chime_core::{EngineConfig, Epoch, Input, LeadershipGrant, Overlap};
+use chime_core::{EngineConfig, Epoch, Input, Overlap};
 use chime_tests::scenario::*;
 
 const S: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
-
-fn grant(epoch: u64, until: i64) -> Input {
-    Input::Leadership(Some(LeadershipGrant {
-        epoch: Epoch(epoch),
-        valid_until: t(until),
-    }))
-}
 
 #[test]
 fn last_epoch_is_the_term_of_the_last_fire() {

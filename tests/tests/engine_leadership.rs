@@ -2,8 +2,7 @@
 //! loss once, keep cursors put while not leading, then catch up.
 
 use chime_core::{
-    Command, EngineConfig, Epoch, Event, Input, LeadershipGrant, Overlap, QueueConfig, QueueMode,
-    Reply,
+    Command, EngineConfig, Epoch, Event, Input, Overlap, QueueConfig, QueueMode, Reply,
 };
 use chime_tests::scenario::*;
 
@@ -21,13 +20,6 @@ fn replica() -> Harness {
     d.overlap = Overlap::Allow;
     h.ok(S, Input::UpsertSchedule(d));
     h
-}
-
-fn grant(epoch: u64, until: i64) -> Input {
-    Input::Leadership(Some(LeadershipGrant {
-        epoch: Epoch(epoch),
-        valid_until: t(until),
-    }))
 }
 
 #[test]

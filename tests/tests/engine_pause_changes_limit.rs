@@ -12,8 +12,7 @@
 //! checking it, were not noticed.)
 
 use chime_core::{
-    EngineConfig, Epoch, Error, Event, Input, LeadershipGrant, Limits, Overlap, Reply,
-    ScheduleStatus, SkipReason,
+    EngineConfig, Epoch, Error, Event, Input, Limits, Overlap, Reply, ScheduleStatus, SkipReason,
 };
 use chime_tests::scenario::*;
 
@@ -21,13 +20,6 @@ use chime_tests::scenario::*;
 const T0: i64 = 1_800_000_000_000;
 const MIN: i64 = 60_000;
 const HALF: i64 = 30_000;
-
-fn grant(epoch: u64, until: i64) -> Input {
-    Input::Leadership(Some(LeadershipGrant {
-        epoch: Epoch(epoch),
-        valid_until: t(until),
-    }))
-}
 
 fn pause() -> Input {
     Input::PauseSchedule {

@@ -7,21 +7,13 @@
 //! boundaries that came due while it was paused.
 
 use chime_core::{
-    EngineConfig, Epoch, Event, FireReason, Input, LeadershipGrant, Overlap, Reply, ScheduleStatus,
-    SkipReason,
+    EngineConfig, Epoch, Event, FireReason, Input, Overlap, Reply, ScheduleStatus, SkipReason,
 };
 use chime_tests::scenario::*;
 
 /// Hour-aligned, so `@every 1m` boundaries are `T0 + k * MIN`.
 const T0: i64 = 1_800_000_000_000;
 const MIN: i64 = 60_000;
-
-fn grant(epoch: u64, until: i64) -> Input {
-    Input::Leadership(Some(LeadershipGrant {
-        epoch: Epoch(epoch),
-        valid_until: t(until),
-    }))
-}
 
 fn replica() -> Harness {
     Harness::new(EngineConfig {
