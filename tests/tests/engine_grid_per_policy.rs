@@ -20,11 +20,7 @@ fn iso(ms: i64) -> String {
 
 /// Fires per schedule between `from` and `to` (New York), one schedule per
 /// `(name, spec, gap, fold)`, upserted in the order given.
-fn run(
-    schedules: &[(&str, &str, Option<GapPolicy>, Option<FoldPolicy>)],
-    from: &str,
-    to: &str,
-) -> BTreeMap<String, Vec<String>> {
+fn run(schedules: &[Sched], from: &str, to: &str) -> BTreeMap<String, Vec<String>> {
     let mut h = Harness::standalone();
     let mut got: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for &(name, spec, gap, fold) in schedules {
@@ -57,6 +53,20 @@ fn fires_of(cmds: &[chime_core::Command]) -> Vec<(String, i64)> {
         .collect()
 }
 
+type Sched = (
+    &'static str,
+    &'static str,
+    Option<GapPolicy>,
+    Option<FoldPolicy>,
+);
+
+/// [`run`] on a pair of schedules, upserted in both orders.
+fn both_orders(pair: [Sched; 2], window: (&str, &str)) -> Vec<BTreeMap<String, Vec<String>>> {
+    [[0, 1], [1, 0]]
+        .map(|o| run(&[pair[o[0]], pair[o[1]]], window.0, window.1))
+        .into()
+}
+
 const SPRING: (&str, &str) = ("2026-03-08T05:00:00Z", "2026-03-08T09:00:00Z");
 const FALL: (&str, &str) = ("2026-11-01T04:00:00Z", "2026-11-01T08:00:00Z");
 
@@ -65,14 +75,13 @@ fn fixed_time_in_the_gap_auto_versus_skip() {
     // 02:30 does not exist on 2026-03-08: auto (fixed-time → shift) fires at
     // 03:00 EDT, skip does not fire that day.
     let spec = "30 2 * * *";
-    for order in [[0, 1], [1, 0]] {
-        let all = [
-            ("auto", spec, None, None),
-            ("skip", spec, Some(GapPolicy::Skip), None),
-        ];
-        let got = run(&[all[order[0]], all[order[1]]], SPRING.0, SPRING.1);
-        assert_eq!(got["auto"], ["2026-03-08T07:00:00Z"], "{order:?}");
-        assert!(got["skip"].is_empty(), "{order:?}: {:?}", got["skip"]);
+    let pair = [
+        ("auto", spec, None, None),
+        ("skip", spec, Some(GapPolicy::Skip), None),
+    ];
+    for got in both_orders(pair, SPRING) {
+        assert_eq!(got["auto"], ["2026-03-08T07:00:00Z"], "{got:?}");
+        assert!(got["skip"].is_empty(), "{got:?}");
     }
 }
 
@@ -81,14 +90,13 @@ fn elapsed_time_in_the_gap_auto_versus_shift() {
     // `*/30 2` runs on elapsed time: auto (skip) has no fire in the missing
     // hour, shift fires once at the first instant after it.
     let spec = "*/30 2 * * *";
-    for order in [[0, 1], [1, 0]] {
-        let all = [
-            ("auto", spec, None, None),
-            ("shift", spec, Some(GapPolicy::Shift), None),
-        ];
-        let got = run(&[all[order[0]], all[order[1]]], SPRING.0, SPRING.1);
-        assert!(got["auto"].is_empty(), "{order:?}: {:?}", got["auto"]);
-        assert_eq!(got["shift"], ["2026-03-08T07:00:00Z"], "{order:?}");
+    let pair = [
+        ("auto", spec, None, None),
+        ("shift", spec, Some(GapPolicy::Shift), None),
+    ];
+    for got in both_orders(pair, SPRING) {
+        assert!(got["auto"].is_empty(), "{got:?}");
+        assert_eq!(got["shift"], ["2026-03-08T07:00:00Z"], "{got:?}");
     }
 }
 
@@ -118,13 +126,12 @@ fn a_gap_policy_is_not_a_fold_policy() {
     // auto), on the fall-back day: the two sides of the policy are keyed
     // apart.
     let spec = "*/30 1 * * *";
-    for order in [[0, 1], [1, 0]] {
-        let all = [
-            ("gap_shift", spec, Some(GapPolicy::Shift), None),
-            ("fold_first", spec, None, Some(FoldPolicy::First)),
-        ];
-        let got = run(&[all[order[0]], all[order[1]]], FALL.0, FALL.1);
-        assert_eq!(got["gap_shift"].len(), 4, "{order:?}: {got:?}");
-        assert_eq!(got["fold_first"].len(), 2, "{order:?}: {got:?}");
+    let pair = [
+        ("gap_shift", spec, Some(GapPolicy::Shift), None),
+        ("fold_first", spec, None, Some(FoldPolicy::First)),
+    ];
+    for got in both_orders(pair, FALL) {
+        assert_eq!(got["gap_shift"].len(), 4, "{got:?}");
+        assert_eq!(got["fold_first"].len(), 2, "{got:?}");
     }
 }
