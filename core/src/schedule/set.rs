@@ -38,18 +38,21 @@ const RANK_STEP: u64 = 1 << 32;
 /// for `T = 1.4`. Smaller ranges must be sparser, so re-spacing one
 /// leaves room in all its sub-ranges for many inserts before they fill
 /// up again (the amortized bound). `T = 1.4` is large enough that few
-/// schedules move per level and small enough that the whole rank space
-/// (`(2/T)^64 ≈ 2^32.9`) takes every schedule a `u32` slab can address,
-/// so the re-spacing of everything (`respace`) is practically never
-/// needed. Integer arithmetic, evaluated at compile time: deterministic.
-const LEVEL_CAP: [u64; 65] = level_caps();
+/// schedules move per level and small enough that half the rank space
+/// (`LEVEL_CAP[63] = (2/T)^63 ≈ 2^32.4`) takes every schedule a `u32`
+/// slab can address, so `make_room` always finds a range (checked below).
+/// Integer arithmetic, evaluated at compile time: deterministic.
+const LEVEL_CAP: [u64; 64] = level_caps();
 
-const fn level_caps() -> [u64; 65] {
-    let mut caps = [0; 65];
+// More than a `u32` slab can hold, plus the name being inserted.
+const _: () = assert!(LEVEL_CAP[63] > u32::MAX as u64 + 1);
+
+const fn level_caps() -> [u64; 64] {
+    let mut caps = [0; 64];
     // (10/7)^i in 64.64 fixed point: at most 2^97, no overflow.
     let mut v: u128 = 1 << 64;
     let mut i = 0;
-    while i < 65 {
+    while i < 64 {
         caps[i] = (v >> 64) as u64;
         v = v * 10 / 7;
         i += 1;
@@ -295,8 +298,8 @@ impl Schedules {
     /// two walks), until a range holds at most `LEVEL_CAP[i]` names with
     /// the new one. Those names are spread evenly over that range and only
     /// they are re-indexed. Cost O(m log n) for the m schedules moved
-    /// (amortized O(log n) per insert). If no range short of the whole
-    /// space is sparse enough, falls back to `respace`.
+    /// (amortized O(log n) per insert). The range of level 63, half the
+    /// rank space, is always sparse enough (`LEVEL_CAP`).
     fn make_room(&mut self, name: &str) -> u64 {
         let (before, after, range) = {
             let rank = |(_, &i): (&Arc<str>, &u32)| (i, self.at(i).rank);
@@ -319,8 +322,7 @@ impl Schedules {
             let mut before: Vec<(u32, u64)> = Vec::new();
             let mut after: Vec<(u32, u64)> = Vec::new();
             let mut range = None;
-            // Below the whole space (level 64, `respace`).
-            for (level, &cap) in LEVEL_CAP.iter().enumerate().take(64).skip(1) {
+            for (level, &cap) in LEVEL_CAP.iter().enumerate().skip(1) {
                 let size = 1u128 << level;
                 let base = anchor & !(size - 1);
                 while let Some(e) = back.next_if(|&(_, r)| u128::from(r) >= base) {
@@ -337,10 +339,7 @@ impl Schedules {
             }
             (before, after, range)
         };
-        let Some((base, size)) = range else {
-            self.respace();
-            return self.rank_for(name).expect("room after re-spacing");
-        };
+        let (base, size) = range.expect("level 63 takes every schedule a u32 slab addresses");
         // Centred even spread: gaps of at least size / count ≥ 1.4^level ≥ 1.
         let count = (before.len() + after.len() + 1) as u128;
         let label = |k: usize| {
@@ -380,28 +379,6 @@ impl Schedules {
             }
         }
         label(before.len())
-    }
-
-    /// Spreads all ranks evenly (keeping name order) and rebuilds the due
-    /// index. O(n log n): the last resort of `make_room`, when the whole
-    /// rank space is too dense (more than ~2^32 schedules).
-    fn respace(&mut self) {
-        let n = self.by_name.len() as u64;
-        let step = u64::MAX / (n + 2);
-        let order: Vec<u32> = self.by_name.values().copied().collect();
-        #[cfg(test)]
-        {
-            self.relabelled += order.len() as u64;
-        }
-        for (k, &idx) in order.iter().enumerate() {
-            self.at_mut(idx).rank = (k as u64 + 1) * step;
-        }
-        let entries: Vec<u32> = self.due.values().copied().collect();
-        self.due.clear();
-        for idx in entries {
-            let s = self.at(idx);
-            self.due.insert((s.due_at, s.rank), idx);
-        }
     }
 
     /// Removes a schedule and every index entry of it.
@@ -679,6 +656,8 @@ mod tests {
         all.check_invariants(0);
         let per = (all.relabelled - start) as f64 / n as f64;
         println!("{n} inserts: {per:.1} relabelled per insert");
+        // Every order here runs out of room between neighbours.
+        assert!(all.relabelled > start, "nothing was re-labelled");
         per
     }
 
