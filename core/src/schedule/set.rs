@@ -24,7 +24,6 @@
 use crate::schedule::{Grid, GridKey, Schedule};
 use crate::time::Timestamp;
 use crate::wire::ids::FireId;
-use crate::wire::schedule_def::ScheduleStatus;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -412,11 +411,11 @@ impl Schedules {
         }
     }
 
-    /// The due-index key of a schedule that belongs in the index (active or
-    /// paused with a cursor).
+    /// The due-index key of a schedule that belongs in the index: one with
+    /// a cursor (active or paused; completing a schedule clears its cursor).
     fn due_key(&self, idx: u32) -> Option<(Timestamp, u64)> {
         let s = self.at(idx);
-        (s.status != ScheduleStatus::Completed && s.cursor.is_some()).then_some((s.due_at, s.rank))
+        s.cursor.map(|_| (s.due_at, s.rank))
     }
 
     /// [`Schedules::index`] for the fire loop of an advance at `now`: an
