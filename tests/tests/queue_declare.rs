@@ -4,7 +4,8 @@
 //! retention count clamped to `limits.completedPerQueue`. A local queue
 //! holding live jobs cannot become `external` (`invalid_input`, nothing
 //! changes); one holding only retained history can, keeps it through a
-//! snapshot, and retention still forgets it.
+//! snapshot, and retention still forgets it. A job without its own
+//! `maxAttempts` reports the queue's current one.
 
 use chime_core::{
     EngineConfig, EnqueueRequest, Input, JobState, Limits, Payload, QueueConfig, QueueMode, Reply,
@@ -87,4 +88,28 @@ fn retained_history_survives_a_switch_to_external() {
     h.advance(T + DAY);
     assert!(h.engine.job(id).is_none(), "retention still applies");
     h.check_replay();
+}
+
+/// A job without its own `maxAttempts` reports the queue's, as of now: a
+/// re-declaration changes it for the jobs already waiting; a job with its
+/// own keeps it.
+#[test]
+fn a_jobs_max_attempts_follows_the_queue_unless_it_set_one() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::DeclareQueue(QueueConfig::new("q")));
+    let plain = h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    let mut req = EnqueueRequest::new("q", Payload::null());
+    req.max_attempts = Some(9);
+    let own = h.ok(T, Input::Enqueue(req));
+    let id = |r: &(Reply, _)| match r.0 {
+        Reply::Enqueued { job, .. } => job,
+        ref other => panic!("{other:?}"),
+    };
+    let (plain, own) = (id(&plain), id(&own));
+    let max = |h: &Harness, job| h.engine.job(job).unwrap().max_attempts;
+    assert_eq!((max(&h, plain), max(&h, own)), (5, 9), "the default is 5");
+    let mut cfg = QueueConfig::new("q");
+    cfg.max_attempts = 7;
+    h.ok(T, Input::DeclareQueue(cfg));
+    assert_eq!((max(&h, plain), max(&h, own)), (7, 9));
 }

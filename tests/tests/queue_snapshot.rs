@@ -4,7 +4,8 @@
 //! and the restored engine behaves exactly like the original. A snapshot
 //! whose queue state contradicts itself (job or token counters behind the
 //! ids in use, a job in an unknown queue, a claimed job without a lease) is
-//! refused with `invalid_input`, not restored to fail later.
+//! refused with `invalid_input`, not restored to fail later. Fields at
+//! their defaults (priority 0, no attempt yet, no key…) are left out.
 
 use chime_core::{Command, Engine, EnqueueRequest, Input, Payload, QueueConfig, Reply, Snapshot};
 use chime_tests::scenario::*;
@@ -129,4 +130,36 @@ fn a_contradictory_queue_state_is_refused() {
             .unwrap_err();
         assert_eq!(err.code(), "invalid_input", "{err}");
     }
+}
+
+/// A job's fields at their defaults are not written: a fresh job is its
+/// queue, state, payload and run time; priority and attempt appear once
+/// they are not 0.
+#[test]
+fn default_fields_are_left_out() {
+    let mut h = Harness::standalone();
+    h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    let mut urgent = EnqueueRequest::new("q", Payload::null());
+    urgent.priority = 3;
+    h.ok(T, Input::Enqueue(urgent));
+    let v: Value = serde_json::from_str(&h.engine.snapshot().to_json()).unwrap();
+    let fields = |id: &str| {
+        let mut keys: Vec<String> = v["queues"]["jobs"][id]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(fields("1"), ["payload", "queue", "runAt", "state"]);
+    assert_eq!(
+        fields("2"),
+        ["payload", "priority", "queue", "runAt", "state"]
+    );
+    h.claim_one(T, "q"); // job 2, the higher priority: attempt 1
+    let v: Value = serde_json::from_str(&h.engine.snapshot().to_json()).unwrap();
+    assert_eq!(v["queues"]["jobs"]["2"]["attempt"], 1);
+    assert!(v["queues"]["jobs"]["1"].get("attempt").is_none());
 }
