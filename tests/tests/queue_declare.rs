@@ -45,18 +45,44 @@ fn created_unchanged_changed() {
     );
 }
 
+/// Each kind of work alone keeps a queue local: an available, a delayed,
+/// a claimed job, or a dead letter.
 #[test]
 fn a_queue_holding_jobs_cannot_become_external() {
-    let mut h = Harness::standalone();
-    h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
-    let mut ext = QueueConfig::new("q");
-    ext.mode = QueueMode::External;
-    let before = h.engine.snapshot().to_json();
-    let (reply, cmds) = h.run(T, Input::DeclareQueue(ext));
-    assert_eq!(reply.unwrap_err().code(), "invalid_input");
-    assert!(cmds.is_empty());
-    assert_eq!(h.engine.snapshot().to_json(), before);
-    assert_eq!(h.claim(T, "q", 1, None).len(), 1, "still local");
+    for work in ["available", "scheduled", "claimed", "dead"] {
+        let mut h = Harness::standalone();
+        let mut q = QueueConfig::new("q");
+        q.max_attempts = 1;
+        h.ok(T, Input::DeclareQueue(q.clone()));
+        let mut req = EnqueueRequest::new("q", Payload::null());
+        if work == "scheduled" {
+            req.delay_ms = Some(DAY);
+        }
+        h.ok(T, Input::Enqueue(req));
+        if work == "claimed" || work == "dead" {
+            let c = h.claim_one(T, "q");
+            if work == "dead" {
+                let fail = Input::Fail {
+                    job: c.job,
+                    token: c.token,
+                    error: "x".into(),
+                    retry_at: None,
+                };
+                h.ok(T, fail);
+            }
+        }
+        let stats = h.engine.queue_stats("q").unwrap();
+        let counts = [stats.available, stats.scheduled, stats.claimed, stats.dead];
+        let want = ["available", "scheduled", "claimed", "dead"].map(|k| u64::from(k == work));
+        assert_eq!(counts, want, "{work} alone");
+        let mut ext = q;
+        ext.mode = QueueMode::External;
+        let before = h.engine.snapshot().to_json();
+        let (reply, cmds) = h.run(T, Input::DeclareQueue(ext));
+        assert_eq!(reply.unwrap_err().code(), "invalid_input", "{work}");
+        assert!(cmds.is_empty());
+        assert_eq!(h.engine.snapshot().to_json(), before);
+    }
 }
 
 #[test]

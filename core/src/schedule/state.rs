@@ -588,12 +588,9 @@ impl Schedule {
 
     /// The first boundary strictly after `t` and not before `start_at`.
     pub(crate) fn first_boundary_after(&self, t: Timestamp) -> Option<Timestamp> {
-        let from = match self.start_at() {
-            Some(start) if start.as_millis() - 1 > t.as_millis() => {
-                Timestamp::from_millis(start.as_millis() - 1).unwrap_or(t)
-            }
-            _ => t,
-        };
+        // Searching strictly after `start_at − 1` finds `start_at` itself.
+        let before_start = self.start_at().and_then(|start| start.checked_add_ms(-1));
+        let from = before_start.map_or(t, |b| b.max(t));
         let next = self.spec().next_after(from)?;
         match self.end_at() {
             Some(end) if next >= end => None,
