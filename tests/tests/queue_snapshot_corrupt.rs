@@ -329,6 +329,15 @@ fn a_live_job_holds_its_key() {
         },
         why,
     );
+    // A second live job under job 3's key (the key points at job 3): two
+    // live jobs would share it.
+    refused(
+        |v| {
+            jobs(v)["5"] = jobs(v)["3"].clone();
+            v["queues"]["lastJob"] = 5.into();
+        },
+        why,
+    );
     // A terminal job need not hold its key: job 2's entry gone is fine.
     accepted(|v| {
         queue(v, "main")["dedup"]

@@ -156,13 +156,14 @@ fn build_indexes(
         }
     }
     // Every live job with a key holds it, so two live jobs never share one.
+    // (`check_key` has refused a key that expires while its job is live.)
     for (&id, job) in jobs {
         let Some(key) = job.key.as_deref().filter(|_| !job.state.is_terminal()) else {
             continue;
         };
         let space = KeySpace::of(job.fire.is_some());
         let entry = queues[&job.queue].keys(space).get(key);
-        if !entry.is_some_and(|e| e.job == id && e.expires_at.is_none()) {
+        if !entry.is_some_and(|e| e.job == id) {
             return Err(format!("live job {} does not hold its key {key:?}", id.0));
         }
     }
