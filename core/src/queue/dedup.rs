@@ -96,41 +96,6 @@ impl Queues {
 
     /// Job `id` finished: its key (if it still points at it) now expires at `until`.
     pub(super) fn dedup_finished(&mut self, id: JobId, until: Timestamp) {
-        self.set_key_expiry(id, Some(until));
-    }
-
-    /// Job `id` was redriven (it is live again). It takes its key back
-    /// unless another live job holds the key now (it was reused after the
-    /// window): then the job loses its key, so two live jobs never share
-    /// one, and `false` is returned. A key still pointing at the job
-    /// becomes live again; a forgotten key, or one last used by a job that
-    /// has finished, is remembered for it anew (if the table has room).
-    pub(super) fn dedup_revive(&mut self, id: JobId, limits: &Limits) -> bool {
-        let job = &self.jobs[&id];
-        assert!(!job.state.is_terminal(), "revive the key of a live job");
-        let Some(key) = job.key.clone() else {
-            return true;
-        };
-        let (space, queue) = (KeySpace::of(job.fire.is_some()), job.queue.clone());
-        let entry = self.queues[&queue].keys(space).get(&key);
-        match entry {
-            Some(e) if e.job == id => {
-                self.set_key_expiry(id, None);
-                return true;
-            }
-            Some(e) if e.expires_at.is_none() => {}
-            _ if self.dedup_check_room(&queue, space, &key, limits).is_ok() => {
-                self.dedup_remember(&queue, space, &key, id, limits);
-                return true;
-            }
-            _ => {}
-        }
-        // The key is in no index: dropping it needs no re-indexing.
-        self.jobs.get_mut(&id).expect("job exists").key = None;
-        false
-    }
-
-    fn set_key_expiry(&mut self, id: JobId, expires_at: Option<Timestamp>) {
         let job = &self.jobs[&id];
         let Some(key) = &job.key else { return };
         let space = KeySpace::of(job.fire.is_some());
@@ -142,8 +107,36 @@ impl Queues {
             return;
         }
         store::unindex_key(&mut self.idx, &job.queue, space, key, entry);
-        entry.expires_at = expires_at;
+        entry.expires_at = Some(until);
         store::index_key(&mut self.idx, &job.queue, space, key, entry);
+    }
+
+    /// Job `id` was redriven (it is live again). It takes its key back
+    /// unless another live job holds the key now (it was reused after the
+    /// window): then the job loses its key, so two live jobs never share
+    /// one, and `false` is returned. Otherwise the key is remembered for it
+    /// anew: an entry still in the table (pointing at this job, expiring
+    /// since it finished, or at another finished job) is replaced; a
+    /// forgotten key needs room in the table, else the job loses it.
+    pub(super) fn dedup_revive(&mut self, id: JobId, limits: &Limits) -> bool {
+        let job = &self.jobs[&id];
+        assert!(!job.state.is_terminal(), "revive the key of a live job");
+        let Some(key) = job.key.clone() else {
+            return true;
+        };
+        let (space, queue) = (KeySpace::of(job.fire.is_some()), job.queue.clone());
+        let entry = self.queues[&queue].keys(space).get(&key);
+        match entry {
+            Some(e) if e.expires_at.is_none() => {}
+            _ if self.dedup_check_room(&queue, space, &key, limits).is_ok() => {
+                self.dedup_remember(&queue, space, &key, id, limits);
+                return true;
+            }
+            _ => {}
+        }
+        // The key is in no index: dropping it needs no re-indexing.
+        self.jobs.get_mut(&id).expect("job exists").key = None;
+        false
     }
 
     /// Forgets up to `budget` keys that expired at or before `now`, oldest
