@@ -163,7 +163,7 @@ fn build_indexes(
         };
         let space = KeySpace::of(job.fire.is_some());
         let entry = queues[&job.queue].keys(space).get(key);
-        if !entry.is_some_and(|e| e.job == id) {
+        if entry.is_none_or(|e| e.job != id) {
             return Err(format!("live job {} does not hold its key {key:?}", id.0));
         }
     }
