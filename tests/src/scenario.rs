@@ -153,6 +153,17 @@ impl Harness {
         c.job
     }
 
+    /// Fails claimed job `c` (error `x`, no `retryAt`), which must succeed.
+    pub fn fail(&mut self, now: i64, c: &Claimed) -> (Reply, Vec<Command>) {
+        let fail = Input::Fail {
+            job: c.job,
+            token: c.token,
+            error: "x".into(),
+            retry_at: None,
+        };
+        self.ok(now, fail)
+    }
+
     /// Claims the next job of `queue`, which must exist.
     pub fn claim_one(&mut self, now: i64, queue: &str) -> Claimed {
         let mut jobs = self.claim(now, queue, 1, None);

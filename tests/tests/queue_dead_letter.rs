@@ -285,13 +285,7 @@ fn dead_letters_outlive_retention_and_keep_their_key_for_the_window() {
     req.key = Some("k".into());
     h.ok(T, Input::Enqueue(req.clone()));
     let c = h.claim_one(T, "dl");
-    let fail = Input::Fail {
-        job: c.job,
-        token: c.token,
-        error: "x".into(),
-        retry_at: None,
-    };
-    h.ok(T, fail);
+    h.fail(T, &c);
     // The key is remembered for the window (24 h) after the death.
     let again = h.ok(T + 1, Input::Enqueue(req.clone())).0;
     assert_eq!(

@@ -62,13 +62,7 @@ fn a_queue_holding_jobs_cannot_become_external() {
         if work == "claimed" || work == "dead" {
             let c = h.claim_one(T, "q");
             if work == "dead" {
-                let fail = Input::Fail {
-                    job: c.job,
-                    token: c.token,
-                    error: "x".into(),
-                    retry_at: None,
-                };
-                h.ok(T, fail);
+                h.fail(T, &c);
             }
         }
         let stats = h.engine.queue_stats("q").unwrap();

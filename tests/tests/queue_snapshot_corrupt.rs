@@ -47,13 +47,7 @@ fn good() -> Value {
         Input::Enqueue(EnqueueRequest::new("dead", Payload::null())),
     ); // job 4
     let c = h.claim_one(B + 400, "dead");
-    let fail = Input::Fail {
-        job: c.job,
-        token: c.token,
-        error: "x".into(),
-        retry_at: None,
-    };
-    h.ok(B + 400, fail);
+    h.fail(B + 400, &c);
     let v: Value = serde_json::from_str(&h.engine.snapshot().to_json()).unwrap();
     let q = &v["queues"];
     assert_eq!(
@@ -104,6 +98,12 @@ fn jobs(v: &mut Value) -> &mut Value {
 
 fn queue<'a>(v: &'a mut Value, name: &str) -> &'a mut Value {
     &mut v["queues"]["queues"][name]
+}
+
+/// Removes user key `key` from queue `main`'s table.
+fn forget_user_key(v: &mut Value, key: &str) {
+    let dedup = queue(v, "main")["dedup"].as_object_mut().unwrap();
+    assert!(dedup.remove(key).is_some(), "{key} remembered");
 }
 
 /// Moves job `from` to id `to` (and its key entry with it).
@@ -310,10 +310,7 @@ fn a_live_job_holds_its_key() {
     // Job 3's key forgotten.
     refused(
         |v| {
-            queue(v, "main")["dedup"]
-                .as_object_mut()
-                .unwrap()
-                .remove("k3");
+            forget_user_key(v, "k3");
         },
         why,
     );
@@ -321,10 +318,7 @@ fn a_live_job_holds_its_key() {
     // is coherent on its own).
     refused(
         |v| {
-            queue(v, "main")["dedup"]
-                .as_object_mut()
-                .unwrap()
-                .remove("k3");
+            forget_user_key(v, "k3");
             jobs(v)["3"]["key"] = "k2".into();
         },
         why,
@@ -340,10 +334,7 @@ fn a_live_job_holds_its_key() {
     );
     // A terminal job need not hold its key: job 2's entry gone is fine.
     accepted(|v| {
-        queue(v, "main")["dedup"]
-            .as_object_mut()
-            .unwrap()
-            .remove("k2");
+        forget_user_key(v, "k2");
     });
 }
 
