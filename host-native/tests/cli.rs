@@ -1,6 +1,6 @@
 //! The `chime` binary's small commands, and the shipped quickstart config.
 
-use chime_native::config::FileConfig;
+use chime_native::daemon::config::FileConfig;
 use std::process::Command;
 
 fn chime(args: &[&str]) -> (bool, String, String) {

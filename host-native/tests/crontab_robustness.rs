@@ -6,7 +6,7 @@
 //! (never silently dropped unless blank, a comment or a variable); and
 //! schedule names are unique and stable when unrelated lines change.
 
-use chime_native::crontab::parse_lenient;
+use chime_native::daemon::crontab::parse_lenient;
 use std::collections::BTreeSet;
 
 /// SplitMix64.

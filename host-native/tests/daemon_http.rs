@@ -106,7 +106,7 @@ async fn the_daemon_serves_http_from_its_config_and_logs_json() {
     );
     until(&rx, "chime running");
 
-    let client = chime_native::http_worker::client(Duration::from_secs(5)).unwrap();
+    let client = chime_native::worker::http::client(Duration::from_secs(5)).unwrap();
     let health = client
         .get(format!("http://{address}/healthz"))
         .send()
@@ -143,7 +143,7 @@ async fn the_daemon_serves_http_from_its_config_and_logs_json() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let view: chime_native::inspect::Inspection = serde_json::from_str(&stdout).unwrap();
+    let view: chime_native::http::Inspection = serde_json::from_str(&stdout).unwrap();
     let names: Vec<&str> = view.schedules.iter().map(|s| s.def.name.as_str()).collect();
     assert_eq!(names, ["hourly"]);
     assert!(view.schedules[0].next_nominal.is_some());

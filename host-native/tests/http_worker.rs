@@ -12,8 +12,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use chime_core::{EnqueueRequest, Input, JobId, JobState, Payload, QueueConfig, Reply};
 use chime_native::Setup;
-use chime_native::http_worker::http_handler;
 use chime_native::worker::PoolConfig;
+use chime_native::worker::http::http_handler;
 use common::{Instance, eventually, schedule, start_instance};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -208,7 +208,7 @@ fn only_http_urls_are_accepted() {
 
 #[test]
 fn a_worker_has_exactly_one_of_command_and_url() {
-    use chime_native::config::FileConfig;
+    use chime_native::daemon::config::FileConfig;
     let queue = "[[queue]]\nname = \"q\"\n[[worker]]\nqueue = \"q\"\n";
     let cfg = FileConfig::parse(&format!("{queue}url = \"http://127.0.0.1:8080/jobs\"\n")).unwrap();
     assert_eq!(

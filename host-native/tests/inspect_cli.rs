@@ -4,7 +4,7 @@
 //! API serves); a directory without data is refused and not created.
 
 use chime_core::{EnqueueRequest, Input, Payload, QueueConfig, Timestamp};
-use chime_native::inspect::Inspection;
+use chime_native::http::Inspection;
 use chime_native::store::RedbStore;
 use chime_native::worker::{Handler, Job, PoolConfig};
 use chime_native::{Setup, driver::TokioClock, start};

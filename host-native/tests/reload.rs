@@ -3,9 +3,9 @@
 //! is refused as a whole and the old schedules keep firing.
 
 use chime_core::{QueueConfig, ScheduleDef, Timestamp};
-use chime_native::check::Subject;
+use chime_native::ReloadError;
+use chime_native::Subject;
 use chime_native::driver::{Clock, TokioClock};
-use chime_native::reload::ReloadError;
 use chime_native::store::MemoryStore;
 use chime_native::worker::{Handler, Job, PoolConfig};
 use chime_native::{Setup, start};

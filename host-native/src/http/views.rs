@@ -3,7 +3,7 @@
 //! `ScheduleInfo`, `JobInfo`, `Occurrence`).
 
 use super::ApiError;
-use crate::vitals::VitalSigns;
+use crate::driver::VitalSigns;
 use chime_core::{
     Engine, EngineConfig, JobInfo, Occurrence, QueueStats, ScheduleInfo, ScheduleStatus, Spec,
     SpecOptions, Timestamp,

@@ -35,7 +35,7 @@ pub async fn start_with(
     let server = HttpServer::bind(loopback, running.handle().clone(), options)
         .await
         .unwrap();
-    let client = chime_native::http_worker::client(Duration::from_secs(10)).unwrap();
+    let client = chime_native::worker::http::client(Duration::from_secs(10)).unwrap();
     Instance {
         running,
         server,

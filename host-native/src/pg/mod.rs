@@ -130,6 +130,15 @@ impl PgError {
     }
 }
 
+impl From<PgError> for crate::store::StoreError {
+    fn from(e: PgError) -> Self {
+        crate::store::StoreError::Backend {
+            backend: "postgres",
+            source: Box::new(e),
+        }
+    }
+}
+
 /// The `LISTEN` channel of the job queues' wake-ups in `schema` (each
 /// notification's payload is a queue name).
 pub(crate) fn wake_channel(schema: &str) -> String {

@@ -10,9 +10,9 @@
 //! that a restart applies them. (A crontab never needs one: its single
 //! worker runs whatever command each job carries.)
 
-use crate::check::{Rejection, check};
+use super::check::{Rejection, check};
+use super::{Running, Setup};
 use crate::driver::{Clock, DriverError};
-use crate::{Running, Setup};
 use chime_core::{EngineConfig, Input, QueueConfig, Reply, ScheduleDef};
 use serde::Serialize;
 use std::sync::Arc;

@@ -4,13 +4,20 @@
 //! `Complete` or `Fail`. Retries, backoff and dead letters are the core's
 //! decisions; a pool only reports outcomes.
 
+mod command;
+#[cfg(feature = "http")]
+pub mod http;
+mod source;
+
+pub use command::command_handler;
+pub use source::{JobSource, SourceError};
+
 use crate::driver::Handle;
-use chime_core::{Claimed, FireId, Headers, Input, JobId, LeaseToken, Payload, Reply};
+use chime_core::{Claimed, FireId, Headers, JobId, Payload};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -36,113 +43,6 @@ pub struct Job {
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 /// An async job handler.
 pub type Handler = Arc<dyn Fn(Job) -> HandlerFuture + Send + Sync>;
-
-/// Why a [`JobSource`] call did not go through.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    /// Refused by the queue's rules (the lease was lost, the job is gone).
-    #[error("{0}")]
-    Refused(String),
-    /// Not reachable now (a database error); the pool tries again later.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
-    /// The source has stopped for good (the driver ended): the pool ends.
-    #[error("the job source has stopped")]
-    Gone,
-}
-
-/// Where a pool's jobs come from and where their outcomes go.
-pub trait JobSource: Clone + Send + Sync + 'static {
-    /// Claims up to `max` jobs of `queue` with a lease of `lease_ms`.
-    fn claim(
-        &self,
-        queue: &str,
-        worker: &str,
-        max: u32,
-        lease_ms: i64,
-    ) -> impl Future<Output = Result<Vec<Claimed>, SourceError>> + Send;
-    /// Extends a held lease.
-    fn heartbeat(
-        &self,
-        job: JobId,
-        token: LeaseToken,
-        lease_ms: i64,
-    ) -> impl Future<Output = Result<(), SourceError>> + Send;
-    /// Reports an attempt's outcome (`Err(text)`: failed).
-    fn finish(
-        &self,
-        job: JobId,
-        token: LeaseToken,
-        outcome: Result<(), String>,
-    ) -> impl Future<Output = Result<(), SourceError>> + Send;
-}
-
-impl Handle {
-    /// One input, its refusal or the driver's end as a [`SourceError`].
-    async fn source_call(&self, input: Input) -> Result<Reply, SourceError> {
-        match self.call(input).await {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(SourceError::Refused(e.to_string())),
-            Err(_) => Err(SourceError::Gone),
-        }
-    }
-}
-
-/// The embedded engine's local queues, through the driver.
-impl JobSource for Handle {
-    async fn claim(
-        &self,
-        queue: &str,
-        worker: &str,
-        max: u32,
-        lease_ms: i64,
-    ) -> Result<Vec<Claimed>, SourceError> {
-        let claim = Input::Claim {
-            queue: queue.to_owned(),
-            worker: worker.to_owned(),
-            max,
-            lease_ms: Some(lease_ms),
-        };
-        match self.source_call(claim).await? {
-            Reply::Claimed { jobs } => Ok(jobs),
-            other => Err(SourceError::Refused(format!(
-                "unexpected reply to claim: {other:?}"
-            ))),
-        }
-    }
-
-    async fn heartbeat(
-        &self,
-        job: JobId,
-        token: LeaseToken,
-        lease_ms: i64,
-    ) -> Result<(), SourceError> {
-        let hb = Input::Heartbeat {
-            job,
-            token,
-            lease_ms: Some(lease_ms),
-        };
-        self.source_call(hb).await.map(drop)
-    }
-
-    async fn finish(
-        &self,
-        job: JobId,
-        token: LeaseToken,
-        outcome: Result<(), String>,
-    ) -> Result<(), SourceError> {
-        let input = match outcome {
-            Ok(()) => Input::Complete { job, token },
-            Err(error) => Input::Fail {
-                job,
-                token,
-                error,
-                retry_at: None,
-            },
-        };
-        self.source_call(input).await.map(drop)
-    }
-}
 
 /// A pool's settings.
 #[derive(Clone, Debug)]
@@ -332,63 +232,4 @@ pub fn timed(handle: Handle, handler: Handler) -> Handler {
             r
         })
     })
-}
-
-/// A handler that runs `argv` once per attempt. The environment is the
-/// daemon's plus `CHIME_JOB_ID`, `CHIME_QUEUE`, `CHIME_ATTEMPT`,
-/// `CHIME_PAYLOAD` (JSON) and, for jobs made by a fire, `CHIME_FIRE_ID` and
-/// `CHIME_SCHEDULE`. Exit code 0 completes; anything else fails. Output
-/// lines are logged with the job id. A timed-out or abandoned process is
-/// killed (the future owns it).
-pub fn command_handler(argv: Vec<String>) -> Handler {
-    let argv = Arc::new(argv);
-    Arc::new(move |job: Job| {
-        let argv = argv.clone();
-        Box::pin(async move { run_command(&argv, &job).await })
-    })
-}
-
-async fn run_command(argv: &[String], job: &Job) -> Result<(), String> {
-    let (program, args) = argv.split_first().ok_or("empty command")?;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .env("CHIME_JOB_ID", job.id.0.to_string())
-        .env("CHIME_QUEUE", &job.queue)
-        .env("CHIME_ATTEMPT", job.attempt.to_string())
-        .env("CHIME_PAYLOAD", job.payload.as_json())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(f) = &job.fire {
-        cmd.env("CHIME_FIRE_ID", f.to_string())
-            .env("CHIME_SCHEDULE", &*f.schedule);
-    }
-    let mut child = cmd.spawn().map_err(|e| format!("spawn {program}: {e}"))?;
-    let job_id = job.id.0;
-    let out = child.stdout.take().map(|s| {
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(s).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::info!(job = job_id, stream = "stdout", "{line}");
-            }
-        })
-    });
-    let err = child.stderr.take().map(|s| {
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(s).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::warn!(job = job_id, stream = "stderr", "{line}");
-            }
-        })
-    });
-    let status = child.wait().await.map_err(|e| format!("wait: {e}"))?;
-    for t in [out, err].into_iter().flatten() {
-        let _ = t.await;
-    }
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("command exited with {status}"))
-    }
 }

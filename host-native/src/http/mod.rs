@@ -9,10 +9,12 @@
 //! [`HttpOptions::max_in_flight`] reads wait on the driver at once, each
 //! for at most [`HttpOptions::read_timeout`].
 
+mod inspection;
 mod views;
 
-use crate::driver::Handle;
-use crate::metrics::{self, EngineGauges};
+pub use inspection::{DEAD_LIMIT, Inspection, QueueView};
+
+use crate::driver::{self, EngineGauges, Handle};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::JoinHandle;
+
 pub use views::{
     DeadLetters, ErrorBody, Health, QueueList, ScheduleDetail, ScheduleList, ScheduleSummary,
 };
@@ -237,7 +240,7 @@ async fn healthz(State(app): State<App>) -> (StatusCode, Json<Health>) {
 async fn metrics_text(State(app): State<App>) -> Result<Response, ApiError> {
     let gauges = app.read(EngineGauges::read).await?;
     let text = app.handle.metrics().render(&gauges);
-    Ok(([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response())
+    Ok(([(header::CONTENT_TYPE, driver::CONTENT_TYPE)], text).into_response())
 }
 
 async fn schedules(State(app): State<App>) -> Result<Json<ScheduleList>, ApiError> {
@@ -272,13 +275,10 @@ struct InspectQuery {
 async fn inspect(
     State(app): State<App>,
     Query(q): Query<InspectQuery>,
-) -> Result<Json<crate::inspect::Inspection>, ApiError> {
-    let dead = q
-        .dead
-        .unwrap_or(crate::inspect::DEAD_LIMIT)
-        .min(MAX_DEAD_LIMIT);
+) -> Result<Json<inspection::Inspection>, ApiError> {
+    let dead = q.dead.unwrap_or(inspection::DEAD_LIMIT).min(MAX_DEAD_LIMIT);
     Ok(Json(
-        app.read(move |e| crate::inspect::Inspection::of(e, dead))
+        app.read(move |e| inspection::Inspection::of(e, dead))
             .await?,
     ))
 }

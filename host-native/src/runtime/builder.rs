@@ -27,10 +27,10 @@
 //! # Ok(()) }
 //! ```
 
+use super::{RunError, Running, Setup, start};
 use crate::driver::{Clock, DriverConfig, SystemClock};
 use crate::store::{MemoryStore, Store};
 use crate::worker::{Handler, Job, PoolConfig};
-use crate::{RunError, Running, Setup, start};
 use chime_core::{QueueConfig, ScheduleDef};
 use std::future::Future;
 use std::sync::Arc;

@@ -1,183 +1,31 @@
-//! Durable storage of the engine: a snapshot plus the journal of inputs
-//! handled since it. The driver appends each loop turn's inputs with one
-//! commit *before* it replies or executes commands (write-ahead), so
-//! whatever a caller or a worker saw survives a crash; recovery restores
-//! the snapshot and replays the journal through the core.
+//! The embedded durable store: one redb file in the data directory.
 
-use chime_core::{Command, Event, JournalEntry, Snapshot, journal};
+use super::{Recovered, Store, StoreError};
+use chime_core::{JournalEntry, Snapshot};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
-
-/// What a store failed at.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// Another process holds the data directory.
-    #[error(
-        "data directory {dir} is in use by another running chime daemon \
-         (lock file {lock} is held); stop it or pass another --data"
-    )]
-    Locked {
-        /// The directory.
-        dir: PathBuf,
-        /// Its lock file.
-        lock: PathBuf,
-    },
-    /// File-system error around the database.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The embedded database failed.
-    #[error("redb: {0}")]
-    Redb(#[from] redb::Error),
-    /// Stored data that does not parse (journal line or snapshot).
-    #[error("corrupt store: {0}")]
-    Corrupt(String),
-    /// A write under a leader epoch that is no longer current: another
-    /// replica took the lease over (or it was released). The write was
-    /// rolled back; this replica must stop acting as leader.
-    #[error(
-        "store write refused: {engine:?} was written under leader epoch {epoch}, \
-         but the lease is now at epoch {current_epoch:?} held by {holder:?} \
-         (this replica was deposed; nothing was written)"
-    )]
-    Fenced {
-        /// The engine (its lease name).
-        engine: String,
-        /// The epoch the write carried.
-        epoch: u64,
-        /// The lease row's epoch (`None`: no lease row).
-        current_epoch: Option<u64>,
-        /// The lease's holder (`None`: released).
-        holder: Option<String>,
-    },
-    /// The PostgreSQL backend failed.
-    #[error(transparent)]
-    Postgres(#[from] crate::pg::PgError),
-}
+use std::path::Path;
 
 macro_rules! redb_errors {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
             fn from(e: $t) -> Self {
-                StoreError::Redb(e.into())
+                StoreError::Backend {
+                    backend: "redb",
+                    source: format!("redb: {}", redb::Error::from(e)).into(),
+                }
             }
         }
     )*};
 }
 redb_errors!(
+    redb::Error,
     redb::DatabaseError,
     redb::TransactionError,
     redb::TableError,
     redb::StorageError,
     redb::CommitError
 );
-
-/// What a store holds at startup.
-#[derive(Debug, Default)]
-pub struct Recovered {
-    /// The last snapshot (`None`: start from an empty engine).
-    pub snapshot: Option<Snapshot>,
-    /// Entries appended since that snapshot, oldest first.
-    pub entries: Vec<JournalEntry>,
-}
-
-/// Durable home of one engine's state. Calls are synchronous: a commit is
-/// an fsync, and the driver must not go on before it returns.
-pub trait Store: Send + 'static {
-    /// The snapshot and the journal since it.
-    fn load(&mut self) -> Result<Recovered, StoreError>;
-    /// The snapshot alone (what [`Store::load`] returns as `snapshot`).
-    fn load_snapshot(&mut self) -> Result<Option<Snapshot>, StoreError> {
-        Ok(self.load()?.snapshot)
-    }
-    /// Passes each journal entry since the snapshot to `each`, oldest
-    /// first, as it is read, and returns how many there were: recovery
-    /// without holding the whole journal in memory. By default, from
-    /// [`Store::load`].
-    fn for_each_entry(&mut self, each: &mut dyn FnMut(JournalEntry)) -> Result<u64, StoreError> {
-        let entries = self.load()?.entries;
-        let n = entries.len() as u64;
-        entries.into_iter().for_each(each);
-        Ok(n)
-    }
-    /// Appends one loop turn's entries and commits them durably (one
-    /// transaction: all or none survive a crash).
-    fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError>;
-    /// Replaces the snapshot and drops every journal entry appended so far
-    /// (the snapshot must include all of them), in one commit.
-    fn write_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), StoreError>;
-    /// Journal entries since the last snapshot.
-    fn journal_len(&self) -> u64;
-    /// Whether this store also carries the engine's fires to other
-    /// processes ([`Store::deliver`]): a shared database where external
-    /// queues live. The embedded stores do not.
-    fn delivers(&self) -> bool {
-        false
-    }
-    /// Makes the outputs meant for other processes durable: `Fire`s of
-    /// external queues with their `Enqueue`, and `FireSkipped` events.
-    /// Called after the turn that produced them was appended, and again,
-    /// after recovery, with every such output of the replayed journal (a
-    /// crash may have come between the append and the delivery), so it
-    /// must be idempotent: a fire delivered twice is one fire.
-    fn deliver(&mut self, outputs: &[Command]) -> Result<(), StoreError> {
-        let _ = outputs;
-        Ok(())
-    }
-}
-
-/// Whether `cmd` is an output [`Store::deliver`] takes.
-pub fn deliverable(cmd: &Command) -> bool {
-    match cmd {
-        Command::Fire(f) => f.job.is_none(),
-        Command::Enqueue { .. } | Command::Event(Event::FireSkipped { .. }) => true,
-        _ => false,
-    }
-}
-
-/// A store in memory: for tests and for embedding without durability.
-/// Cloning shares the contents, so a test can "restart" on the same data.
-#[derive(Clone, Debug, Default)]
-pub struct MemoryStore {
-    inner: std::sync::Arc<std::sync::Mutex<(Option<String>, Vec<String>)>>,
-}
-
-impl Store for MemoryStore {
-    fn load(&mut self) -> Result<Recovered, StoreError> {
-        let g = self.inner.lock().expect("memory store lock");
-        let snapshot =
-            g.0.as_deref()
-                .map(Snapshot::from_json)
-                .transpose()
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let entries =
-            journal::read(&g.1.concat()).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(Recovered { snapshot, entries })
-    }
-
-    fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError> {
-        let mut g = self.inner.lock().expect("memory store lock");
-        g.1.push(journal::write(entries));
-        Ok(())
-    }
-
-    fn write_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), StoreError> {
-        let mut g = self.inner.lock().expect("memory store lock");
-        g.0 = Some(snapshot.to_json());
-        g.1.clear();
-        Ok(())
-    }
-
-    fn journal_len(&self) -> u64 {
-        let g = self.inner.lock().expect("memory store lock");
-        g.1.iter().map(|t| t.lines().count() as u64).sum()
-    }
-}
 
 /// Journal lines keyed by a sequence number that only grows. A row holds
 /// the lines of one commit (JSON Lines, `\n`-separated, no trailing
@@ -442,7 +290,7 @@ impl Store for RedbStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chime_core::{Input, Timestamp};
+    use chime_core::{Input, Timestamp, journal};
 
     fn entry(ms: i64) -> JournalEntry {
         JournalEntry {

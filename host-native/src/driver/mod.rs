@@ -4,15 +4,24 @@
 //! then handles them, executes the commands they produced and replies.
 //! Write-ahead: nothing leaves the driver before the commit returns.
 
-use crate::metrics::Metrics;
+mod clock;
+mod events;
+mod handle;
+mod metrics;
+mod vitals;
+
+pub use clock::{Clock, SystemClock, TokioClock};
+pub use handle::Handle;
+pub use metrics::{CONTENT_TYPE, EngineGauges, Metrics};
+pub use vitals::{VitalSigns, Vitals};
+
 use crate::store::{Store, StoreError, deliverable};
-use crate::vitals::Vitals;
-use chime_core::{
-    Command, Engine, EngineConfig, Error, Event, Input, JournalEntry, Reply, Timestamp,
-};
+use chime_core::{Command, Engine, EngineConfig, Error, Input, JournalEntry, Timestamp};
+use events::{log_error, log_event};
+use handle::{Msg, Shared};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
 /// Longest single sleep of the driver loop (see [`Driver::run`]).
@@ -20,51 +29,6 @@ const MAX_SLEEP_MS: i64 = 1_000;
 
 /// Most outputs handed to [`Store::deliver`] at once.
 const DELIVERY_CHUNK: usize = 4_096;
-
-/// The source of `now`. A seam so tests run on tokio's paused clock.
-pub trait Clock: Send + Sync + 'static {
-    /// The current instant.
-    fn now(&self) -> Timestamp;
-}
-
-/// Wall-clock time (`SystemTime`). A jump backwards is clamped by the
-/// engine (reported as `clock_clamped`); one forwards fires what is due.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        Timestamp::from_millis(ms).unwrap_or(Timestamp::MAX)
-    }
-}
-
-/// A clock that follows tokio's (possibly paused) monotonic time from a
-/// fixed start: `now = start + (Instant::now() - created)`.
-#[derive(Clone, Copy, Debug)]
-pub struct TokioClock {
-    start: Timestamp,
-    created: Instant,
-}
-
-impl TokioClock {
-    /// A clock reading `start` now.
-    pub fn new(start: Timestamp) -> TokioClock {
-        TokioClock {
-            start,
-            created: Instant::now(),
-        }
-    }
-}
-
-impl Clock for TokioClock {
-    fn now(&self) -> Timestamp {
-        let ms = self.created.elapsed().as_millis() as i64;
-        self.start.saturating_add_ms(ms)
-    }
-}
 
 /// Why the driver could not run.
 #[derive(Debug, thiserror::Error)]
@@ -79,99 +43,6 @@ pub enum DriverError {
     /// The driver has stopped.
     #[error("the driver has stopped")]
     Stopped,
-}
-
-/// A read of the engine, run on the driver task between inputs.
-type Inspect = Box<dyn FnOnce(&Engine) + Send>;
-
-/// A call to the driver.
-// Nearly every message is an `Input`: boxing it would cost an allocation
-// per call to shrink only the rare `Stop`.
-#[allow(clippy::large_enum_variant)]
-enum Msg {
-    Input(Input, oneshot::Sender<Result<Reply, Error>>),
-    Inspect(Inspect),
-    Stop,
-}
-
-/// A cloneable handle to a running driver.
-#[derive(Clone, Debug)]
-pub struct Handle {
-    tx: mpsc::UnboundedSender<Msg>,
-    shared: Arc<Shared>,
-}
-
-/// What the driver shares with every handle: written by the driver,
-/// read by the HTTP server and workers without a round trip.
-#[derive(Debug, Default)]
-struct Shared {
-    metrics: Metrics,
-    vitals: Vitals,
-}
-
-impl std::fmt::Debug for Msg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Msg::Input(i, _) => f.debug_tuple("Input").field(i).finish(),
-            Msg::Inspect(_) => f.write_str("Inspect"),
-            Msg::Stop => f.write_str("Stop"),
-        }
-    }
-}
-
-impl Handle {
-    /// Sends one input; the reply arrives after it was committed and handled.
-    pub async fn call(&self, input: Input) -> Result<Result<Reply, Error>, DriverError> {
-        let (tx, rx) = oneshot::channel();
-        self.tx
-            .send(Msg::Input(input, tx))
-            .map_err(|_| DriverError::Stopped)?;
-        rx.await.map_err(|_| DriverError::Stopped)
-    }
-
-    /// Runs `read` on the driver task, between inputs, and returns what it
-    /// returns: a consistent view of the engine without a lock around it,
-    /// so readers (the HTTP API) never block the driver for longer than
-    /// `read` takes. Keep `read` short; it is not journaled.
-    pub async fn inspect<R: Send + 'static>(
-        &self,
-        read: impl FnOnce(&Engine) -> R + Send + 'static,
-    ) -> Result<R, DriverError> {
-        let (tx, rx) = oneshot::channel();
-        let f: Inspect = Box::new(move |engine| {
-            let _ = tx.send(read(engine));
-        });
-        self.tx
-            .send(Msg::Inspect(f))
-            .map_err(|_| DriverError::Stopped)?;
-        rx.await.map_err(|_| DriverError::Stopped)
-    }
-
-    /// The instance's metrics.
-    pub fn metrics(&self) -> &Metrics {
-        &self.shared.metrics
-    }
-
-    /// The driver's liveness signals.
-    pub fn vitals(&self) -> &Vitals {
-        &self.shared.vitals
-    }
-
-    /// Whether the driver loop has ended (its inbox is closed).
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-
-    /// Resolves when the driver has stopped (for whatever reason), so a
-    /// daemon can exit instead of running on without its engine.
-    pub async fn closed(&self) {
-        self.tx.closed().await;
-    }
-
-    /// Asks the driver to stop after the current turn.
-    pub fn stop(&self) {
-        let _ = self.tx.send(Msg::Stop);
-    }
 }
 
 /// How the driver is set up.
@@ -512,58 +383,6 @@ fn deliver_all(store: &mut dyn Store, outputs: &[Command]) -> Result<(), StoreEr
         rest = tail;
     }
     Ok(())
-}
-
-fn log_error(r: Result<Reply, Error>) {
-    if let Err(e) = r {
-        tracing::error!(error = %e, "advance rejected");
-    }
-}
-
-/// One log line per job outcome and per noteworthy event.
-fn log_event(e: &Event) {
-    match e {
-        Event::JobCompleted { job, queue } => tracing::info!(job = job.0, %queue, "job completed"),
-        Event::JobRetried {
-            job,
-            queue,
-            attempt,
-            run_at,
-            error,
-        } => {
-            tracing::warn!(job = job.0, %queue, attempt, %run_at, %error, "job failed, will retry")
-        }
-        Event::JobDead {
-            job,
-            queue,
-            attempts,
-        } => tracing::error!(job = job.0, %queue, attempts, "job dead-lettered"),
-        Event::LeaseExpired {
-            job,
-            queue,
-            attempt,
-        } => tracing::warn!(job = job.0, %queue, attempt, "lease expired"),
-        Event::ClockClamped { given, clock } => {
-            tracing::warn!(%given, %clock, "wall clock went backwards; engine clock held")
-        }
-        Event::FireSkipped {
-            schedule,
-            reason,
-            count,
-            first,
-            last,
-        } => tracing::info!(%schedule, ?reason, count, %first, %last, "boundaries skipped"),
-        Event::JobDropped { job, queue, reason } => {
-            tracing::error!(job = job.0, %queue, %reason, "job dropped")
-        }
-        Event::JobCancelled { job, queue, reason } => {
-            tracing::info!(job = job.0, %queue, ?reason, "job cancelled")
-        }
-        Event::ScheduleCompleted { schedule, reason } => {
-            tracing::info!(%schedule, %reason, "schedule completed")
-        }
-        other => tracing::debug!(event = ?other, "event"),
-    }
 }
 
 #[cfg(test)]

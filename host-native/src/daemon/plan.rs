@@ -4,12 +4,12 @@
 //! [`Plan`], so a TOML config and a crontab are treated alike, and every
 //! problem is reported as a [`Diagnostic`] with its line and field.
 
-use crate::check::{self, Subject};
-use crate::config::{ConfigError, DatabaseSection, FileConfig};
-use crate::crontab::{self, RebootJob};
-use crate::http_worker::{DEFAULT_TIMEOUT, http_handler};
+use super::config::{ConfigError, DatabaseSection, FileConfig};
+use super::crontab::{self, RebootJob};
+use crate::worker::http::{DEFAULT_TIMEOUT, http_handler};
 use crate::worker::{PoolConfig, command_handler};
 use crate::{Setup, worker::Handler};
+use crate::{Subject, check};
 use chime_core::{EngineConfig, QueueConfig, ScheduleDef, Timestamp};
 use serde::Deserialize;
 use std::path::Path;
@@ -351,7 +351,7 @@ impl Plan {
 
     /// What the core refuses in this plan, as of `now`.
     pub fn check(&self, config: &EngineConfig, now: Timestamp) -> Vec<Diagnostic> {
-        check::check(&self.queues, &self.schedules, config, now)
+        check(&self.queues, &self.schedules, config, now)
             .into_iter()
             .map(|r| {
                 let (line, item) = match (self.format, r.subject) {

@@ -1,7 +1,7 @@
 //! Reading a data directory that no daemon holds (`chime inspect`,
 //! `chime replay`): the store's snapshot and journal, never written to.
 
-use crate::store::{Recovered, RedbStore, Store, StoreError};
+use super::{Recovered, RedbStore, Store, StoreError};
 use chime_core::{Engine, EngineConfig, Snapshot, journal};
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,10 @@
+//! The `chime` binary's parts: the config file and crontab formats, the
+//! plan that turns either into a [`Setup`](crate::Setup), the process of
+//! `chime run` (signals, listener), `chime preview` and `chime replay`. The top layer: it may use every other one.
+
+pub mod config;
+pub mod crontab;
+pub mod plan;
+pub mod preview;
+pub mod replay;
+pub mod run;
