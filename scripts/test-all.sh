@@ -24,6 +24,21 @@ cargo fmt --all --check
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "layering (docs/architecture.md: no module imports one above it)"
+scripts/check-layers.sh
+
+step "an embedder's build: chime-native without default features"
+# The driver, redb store and workers alone: none of the server stack.
+cargo clippy -p chime-native --no-default-features --lib --locked -- -D warnings
+cargo build -p chime-native --no-default-features --locked
+server_stack="$(cargo tree -p chime-native --no-default-features -e normal --prefix none --locked |
+  grep -E '^(clap|axum|reqwest|rustls|tokio-postgres|toml) ' | sort -u || true)"
+if [ -n "$server_stack" ]; then
+  echo "chime-native --no-default-features links the server stack:"
+  echo "$server_stack"
+  exit 1
+fi
+
 step "core builds for wasm32 with no JS glue"
 cargo build -p chime-core --target wasm32-unknown-unknown --locked
 
