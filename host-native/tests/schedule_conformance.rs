@@ -17,6 +17,10 @@ use chime_core::{
 use chime_native::pg::{PgConfig, PgQueues, PgStore, fires};
 use chime_native::store::{Store, deliverable};
 
+/// The engine's seed (not zero: a backend that used another seed for a
+/// queue's retry jitter would retry at other instants).
+const SEED: u64 = 4242;
+
 /// 2026-01-01T00:00:00Z: scenario times are offsets from it.
 const T0: i64 = 1_767_225_600_000;
 
@@ -26,6 +30,8 @@ const T0: i64 = 1_767_225_600_000;
 struct Observed {
     fired: Vec<(i64, String)>,
     skipped: Vec<(String, i64)>,
+    /// Retry delays of failed fire jobs, as `(job, attempt, delay_ms)`.
+    retries: Vec<(u64, u32, i64)>,
 }
 
 fn name<T: serde::Serialize>(v: &T) -> String {
@@ -53,6 +59,7 @@ enum Sched {
         store: PgStore,
         queues: PgQueues,
         pg: PgConfig,
+        retries: Vec<(u64, u32, i64)>,
     },
 }
 
@@ -113,6 +120,52 @@ impl Sched {
             }
         };
         self.input(0, Input::DeclareQueue(engine_q)).await.unwrap();
+    }
+
+    /// A queue only named by a schedule's target: the embedded engine
+    /// creates it on the first fire; a replica's engine has it external
+    /// (as `pg::replica` declares the config's targets) and the tables get
+    /// it from the fire's delivery.
+    async fn target_only(&mut self, name: &str) {
+        if let Sched::Pg { .. } = self {
+            let q = QueueConfig {
+                mode: QueueMode::External,
+                lease_ms: 3_600_000,
+                ..QueueConfig::new(name)
+            };
+            self.input(0, Input::DeclareQueue(q)).await.unwrap();
+        }
+    }
+
+    /// Fails an attempt and records the retry delay the backend chose.
+    async fn fail_retry(&mut self, c: &Claimed) {
+        match self {
+            Sched::Engine { engine, seen } => {
+                let now = engine.clock();
+                let fail = Input::Fail {
+                    job: c.job,
+                    token: c.token,
+                    error: "boom".into(),
+                    retry_at: None,
+                };
+                match engine.handle(now, fail).unwrap() {
+                    Reply::Job {
+                        run_at: Some(at), ..
+                    } => seen
+                        .retries
+                        .push((c.job.0, c.attempt, at.as_millis() - now.as_millis())),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Sched::Pg {
+                queues, retries, ..
+            } => match queues.fail(c.job, c.token, "boom", None).await.unwrap() {
+                chime_native::pg::Failed::Retry { delay_ms, .. } => {
+                    retries.push((c.job.0, c.attempt, delay_ms))
+                }
+                other => panic!("{other:?}"),
+            },
+        }
     }
 
     async fn upsert(&mut self, json: serde_json::Value) {
@@ -197,7 +250,7 @@ impl Sched {
     async fn observed(self) -> Observed {
         let mut seen = match self {
             Sched::Engine { seen, .. } => seen,
-            Sched::Pg { pg, .. } => {
+            Sched::Pg { pg, retries, .. } => {
                 let c = chime_native::pg::connect(&pg.url).await.unwrap();
                 let s = &pg.schema;
                 let fired = c
@@ -220,11 +273,16 @@ impl Sched {
                     .iter()
                     .map(|r| (r.get(0), r.get(1)))
                     .collect();
-                Observed { fired, skipped }
+                Observed {
+                    fired,
+                    skipped,
+                    retries,
+                }
             }
         };
         seen.fired.sort();
         seen.skipped.sort();
+        seen.retries.sort();
         seen
     }
 }
@@ -238,6 +296,7 @@ where
 {
     let config = EngineConfig {
         standalone: false,
+        seed: SEED,
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(config.clone());
@@ -267,6 +326,7 @@ where
             store,
             queues,
             pg: pg.clone(),
+            retries: Vec::new(),
         };
         sched
             .input(0, Input::Leadership(Some(grant.leadership())))
@@ -309,6 +369,7 @@ async fn overlap_skip_waits_for_the_fire_job() {
         Observed {
             fired: fired(&[(1_000, "scheduled"), (4_000, "scheduled")]),
             skipped: vec![("overlap".into(), 1), ("overlap".into(), 1)],
+            ..Observed::default()
         }
     );
 }
@@ -431,4 +492,31 @@ async fn paused_boundaries_are_skipped_and_manual_fires_are_their_own() {
         .map(|s| s.1)
         .sum();
     assert_eq!(paused, 3, "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_fire_job_in_a_queue_the_fire_created_retries_at_the_engine_delays() {
+    let seen = on_both("sc_fire_seed", |mut b| async move {
+        b.target_only("made").await;
+        b.upsert(serde_json::json!({
+            "name": "tick", "spec": "@every 1s", "overlap": "allow",
+            "target": {"queue": "made"}
+        }))
+        .await;
+        b.advance(1_000).await;
+        let job = b.claim("made").await.pop().expect("the fire's job");
+        b.fail_retry(&job).await;
+        b
+    })
+    .await;
+    // Both backends chose core's delay for the queue's defaults and the
+    // engine's seed (and agreed with each other, checked by `on_both`).
+    let (job, attempt, delay_ms) = seen.retries[0];
+    let expected =
+        chime_core::after_failure(&QueueConfig::new("made"), None, SEED, JobId(job), attempt);
+    assert_eq!(
+        chime_core::AfterFailure::Retry { delay_ms },
+        expected,
+        "{seen:?}"
+    );
 }
