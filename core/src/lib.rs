@@ -86,9 +86,14 @@ pub use spec::{
 pub use time::{Timestamp, TimestampOutOfRange};
 
 // The wire types: what a host sends, receives and stores.
+/// The queue rules other backends apply as values (see `queue/rules.rs`).
+pub use queue::rules::{
+    CLAIM_ORDER, Direction, EVICTION_ORDER, JobField, LEASE_EXPIRY_ORDER, claim_key,
+    key_expires_at, key_is_active, retained_until,
+};
 pub use queue::{AfterFailure, after_failure};
 pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
-pub use wire::config::{EngineConfig, Limits};
+pub use wire::config::{EngineConfig, Limits, truncate_text};
 #[cfg(feature = "compact-decode")]
 pub use wire::decode;
 pub use wire::error::Error;

@@ -22,6 +22,7 @@ pub mod inspect;
 pub mod metrics;
 pub mod pg;
 pub mod plan;
+pub mod queue_port;
 pub mod reload;
 pub mod replay;
 pub mod store;
