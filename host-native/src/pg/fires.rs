@@ -154,27 +154,7 @@ impl Deliveries {
         to: &Destination<'_>,
         epoch: i64,
     ) -> Result<Vec<String>, PgError> {
-        let schema = to.schema;
-        // Job ids are reserved in delivery order (one `nextval` per fire,
-        // in a materialized scan of the arrays), so the jobs of one
-        // delivery are claimed in fire order.
-        let sql = format!(
-            "WITH t AS MATERIALIZED (
-                 SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
-                 FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
-                             $7::bigint[], $8::bigint[], $9::text[])
-                      WITH ORDINALITY
-                      AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, queue,
-                           ord))
-             INSERT INTO {schema}.chime_fires
-                 (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, epoch,
-                  queue, job)
-             SELECT $1, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, $10,
-                    queue, job
-             FROM t ORDER BY ord
-             ON CONFLICT DO NOTHING
-             RETURNING fire_id, job"
-        );
+        let sql = insert_fires_sql(to.schema);
         let new = tx
             .query(
                 &sql,
@@ -218,7 +198,7 @@ impl Deliveries {
             );
         }
         if !jobs.is_empty() {
-            tx.query_typed(&sql::insert_jobs(schema), &jobs.typed())
+            tx.query_typed(&sql::insert_jobs(to.schema), &jobs.typed())
                 .await
                 .map_err(PgError::db("inserting the jobs of fires"))?;
         }
@@ -256,6 +236,31 @@ impl Deliveries {
         .map_err(PgError::db("recording skipped boundaries"))?;
         Ok(())
     }
+}
+
+/// Inserts the fires of `$2`… not yet known for engine `$1` (epoch
+/// `$10`), each with a job id reserved for its job; returns the new ones'
+/// ids and job ids. The ids are reserved in delivery order (one `nextval`
+/// per fire, in a materialized scan of the arrays), so the jobs of one
+/// delivery are claimed in fire order.
+fn insert_fires_sql(schema: &str) -> String {
+    format!(
+        "WITH t AS MATERIALIZED (
+             SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
+             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
+                         $7::bigint[], $8::bigint[], $9::text[])
+                  WITH ORDINALITY
+                  AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, queue,
+                       ord))
+         INSERT INTO {schema}.chime_fires
+             (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, epoch,
+              queue, job)
+         SELECT $1, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, $10,
+                queue, job
+         FROM t ORDER BY ord
+         ON CONFLICT DO NOTHING
+         RETURNING fire_id, job"
+    )
 }
 
 /// Where [`Deliveries::write`] writes: the quoted schema, its wake-up
