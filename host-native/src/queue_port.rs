@@ -433,10 +433,8 @@ impl EngineQueues {
         let mut state = self.state.lock().expect("engine lock");
         let (engine, out) = &mut *state;
         let now = self.clock.now().max(engine.clock());
-        if advance {
-            if let Err(e) = engine.handle(now, Input::Advance) {
-                tracing::error!(error = %e, "advance rejected");
-            }
+        if advance && let Err(e) = engine.handle(now, Input::Advance) {
+            tracing::error!(error = %e, "advance rejected");
         }
         let reply = engine.handle(now, input);
         engine.drain_commands(out);
