@@ -60,7 +60,7 @@ impl PgQueues {
         Ok(())
     }
 
-    /// Makes dead letters of `queue` pending again, now, with their attempt
+    /// Makes dead letters of `queue` available again, now, with their attempt
     /// count reset: one (`job`) or all. Returns how many, and how many of
     /// them lost their idempotency key because another live job holds it
     /// now (it was reused after the dedup window): two live jobs never

@@ -359,7 +359,7 @@ impl PgQueues {
         Ok(rescued)
     }
 
-    /// Cancels a job that has not ended: a pending one never runs, a
+    /// Cancels a job that has not ended: a waiting one never runs, a
     /// claimed one's token is void from now on (its worker's heartbeat or
     /// completion is `lease_lost`). An ended job is `invalid_state`, as in
     /// the engine.
