@@ -36,7 +36,7 @@ impl JobState {
     }
 
     /// The wire name, e.g. `"claimed"`.
-    pub const fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             JobState::Scheduled => "scheduled",
             JobState::Available => "available",
