@@ -7,7 +7,7 @@
 //! deterministic jitter, dead letter or drop — comes from
 //! [`chime_core::after_failure`]. SQL only stores the result. Defaults,
 //! bounds, orders, key expiry and state names reach the SQL as values
-//! computed by core (see [`sql`]): no rule is written twice.
+//! computed by core (see `sql.rs`): no rule is written twice.
 //!
 //! The parts, by concern: [`declare`](PgQueues::declare) and implicit
 //! queues (`declare.rs`), enqueues (`enqueue.rs`), claims and heartbeats
