@@ -26,20 +26,21 @@ no "core schedule/ imports queue, lease or engine" 'crate::(queue|lease|engine)\
 no "core queue/ imports schedule, lease or engine" 'crate::(schedule|lease|engine)\b' $c/queue.rs $c/queue
 no "core lease.rs imports schedule, queue or engine" 'crate::(schedule|queue|engine)\b' $c/lease.rs
 
-# host-native, lowest first: store, driver, worker, runtime (re-exported at
+# host-native, lowest first: store, driver, backend, worker, runtime (re-exported at
 # the crate root, so `crate::{…}` and `crate::Name` are runtime too), then
 # http and pg (beside each other), then daemon and main.rs.
 h=host-native/src
 root='crate::(\{|[A-Z]|check\b|start\b)'
-no "host store/ imports a layer above" "crate::(driver|worker|runtime|http|pg|daemon)\b|$root" $h/store
-no "host driver/ imports a layer above" "crate::(worker|runtime|http|pg|daemon)\b|$root" $h/driver
+no "host store/ imports a layer above" "crate::(driver|backend|worker|runtime|http|pg|daemon)\b|$root" $h/store
+no "host driver/ imports a layer above" "crate::(backend|worker|runtime|http|pg|daemon)\b|$root" $h/driver
+no "host backend/ imports a layer above" "crate::(worker|runtime|http|pg|daemon)\b|$root" $h/backend
 no "host worker/ imports a layer above" "crate::(runtime|http|pg|daemon)\b|$root" $h/worker
 no "host runtime/ imports a layer above" 'crate::(http|pg|daemon)\b' $h/runtime
 no "host http/ imports pg or daemon" 'crate::(pg|daemon)\b' $h/http
 no "host pg/ imports http or daemon" 'crate::(http|daemon)\b' $h/pg
 # Only pg/, daemon/ and main.rs name the Postgres backend.
 no "host names pg outside pg/, daemon/ and main.rs" '\bpg::|\bPg[A-Z]' \
-  $h/store $h/driver $h/worker $h/runtime $h/http $h/lib.rs
+  $h/store $h/driver $h/backend $h/worker $h/runtime $h/http $h/lib.rs
 # lib.rs only declares modules and re-exports.
 no "host lib.rs defines an item" '^\s*(pub(\([a-z]+\))? )?(async )?(fn|struct|enum|trait|impl|const|static|type|macro_rules)\b' $h/lib.rs
 

@@ -85,10 +85,20 @@ pub use spec::{
 };
 pub use time::{Timestamp, TimestampOutOfRange};
 
-// The wire types: what a host sends, receives and stores.
+// The queue rules a backend that keeps jobs outside the engine applies
+// as they are (the Postgres queues pass them into their SQL): what a
+// failure leads to, orders, key expiry, retention (`queue/rules.rs`;
+// `QueueConfig::implicit`, `JobState::ALL`/`from_name`/`is_pruned` are
+// there too, and `truncate_text` is beside the limits).
+pub use queue::rules::{
+    CLAIM_ORDER, Direction, EVICTION_ORDER, JobField, LEASE_EXPIRY_ORDER, claim_key,
+    key_expires_at, key_is_active, retained_until,
+};
 pub use queue::{AfterFailure, after_failure};
+
+// The wire types: what a host sends, receives and stores.
 pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
-pub use wire::config::{EngineConfig, Limits};
+pub use wire::config::{EngineConfig, Limits, truncate_text};
 #[cfg(feature = "compact-decode")]
 pub use wire::decode;
 pub use wire::error::Error;

@@ -36,6 +36,7 @@ mod dedup;
 
 pub use backoff::{AfterFailure, after_failure};
 mod lifecycle;
+pub(crate) mod rules;
 mod store;
 mod view;
 
@@ -173,9 +174,7 @@ impl Queues {
     /// Implicit declaration: the defaults, with the retention count clamped
     /// to `limits.completed_per_queue` so it is a config `declare` accepts.
     fn create(&mut self, name: &str, limits: &Limits, out: &mut Output) {
-        let mut cfg = QueueConfig::new(name);
-        let max = u32::try_from(limits.completed_per_queue).unwrap_or(u32::MAX);
-        cfg.retention.completed_max = cfg.retention.completed_max.min(max);
+        let cfg = QueueConfig::implicit(name, limits);
         let fresh = self.queues.insert(name.to_owned(), QueueState::new(cfg));
         assert!(fresh.is_none(), "queue created twice");
         out.event(Event::QueueCreated {

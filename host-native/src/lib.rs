@@ -9,12 +9,13 @@
 //!
 //! The modules are layers, lowest first (each imports only from those
 //! before it; `docs/architecture.md` has the checks): [`store`], [`driver`],
-//! [`worker`], the runtime (its items are re-exported here: [`start`],
+//! [`backend`] (the queue port), [`worker`], the runtime (its items are re-exported here: [`start`],
 //! [`Builder`], [`Running`]), then [`http`], [`pg`] and [`daemon`], each
 //! behind the cargo feature of that name (`http`, `postgres`, `cli`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod backend;
 #[cfg(feature = "cli")]
 pub mod daemon;
 pub mod driver;
@@ -27,6 +28,6 @@ pub mod store;
 pub mod worker;
 
 pub use runtime::{
-    Builder, CallError, Enqueued, Rejection, ReloadError, ReloadReport, RunError, Running, Setup,
-    Subject, check, start,
+    Builder, CallError, Rejection, ReloadError, ReloadReport, RunError, Running, Setup, Subject,
+    check, start,
 };

@@ -5,7 +5,7 @@
 
 mod pg_support;
 
-use chime_core::{EnqueueRequest, Input, Payload, QueueConfig, Reply};
+use chime_core::{EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, Reply};
 use chime_native::driver::{DriverError, SystemClock};
 use chime_native::pg::PgStore;
 use chime_native::store::StoreError;
@@ -35,7 +35,7 @@ async fn the_driver_recovers_from_postgres() {
     };
     let mut lease = pg_support::lease(&cfg, "a", 60_000, 1_000).await;
     let epoch = lease.acquire().await.unwrap().unwrap().epoch;
-    let open = || Box::new(PgStore::open(&cfg, "engine", epoch).unwrap());
+    let open = || Box::new(PgStore::open(&cfg, "engine", epoch, &EngineConfig::default()).unwrap());
 
     let running = start(setup(), open(), Arc::new(SystemClock)).await.unwrap();
     for _ in 0..3 {
@@ -76,7 +76,7 @@ async fn a_deposed_driver_stops_on_its_next_commit() {
     };
     let mut a = pg_support::lease(&cfg, "a", 60_000, 1_000).await;
     let epoch = a.acquire().await.unwrap().unwrap().epoch;
-    let store = Box::new(PgStore::open(&cfg, "engine", epoch).unwrap());
+    let store = Box::new(PgStore::open(&cfg, "engine", epoch, &EngineConfig::default()).unwrap());
     let running = start(setup(), store, Arc::new(SystemClock)).await.unwrap();
     assert!(matches!(
         enqueue(&running).await,

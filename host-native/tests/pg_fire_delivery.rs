@@ -37,7 +37,7 @@ async fn delivered(cfg: &PgConfig) -> (i64, i64, i64) {
 }
 
 fn recover(cfg: &PgConfig, epoch: chime_core::Epoch) -> Driver {
-    let store = PgStore::open(cfg, "engine", epoch).unwrap();
+    let store = PgStore::open(cfg, "engine", epoch, &EngineConfig::default()).unwrap();
     Driver::recover(
         Box::new(store),
         Arc::new(SystemClock),
@@ -117,7 +117,7 @@ async fn a_crash_between_append_and_delivery_loses_and_doubles_nothing() {
     assert!(skipped >= 2, "{out:?}");
 
     // The leader appends the turn and crashes before delivering it.
-    let mut store = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+    let mut store = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
     store.append(&entries).unwrap();
     drop(store);
     assert_eq!(delivered(&cfg).await, (0, 0, 0));
@@ -153,7 +153,7 @@ async fn a_crash_between_append_and_delivery_loses_and_doubles_nothing() {
 
     // A deposed term delivers nothing: a fresh fire id (another manual
     // fire) offered under the first epoch is refused.
-    let mut deposed = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+    let mut deposed = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
     engine
         .handle(
             t0.saturating_add_ms(3_700),

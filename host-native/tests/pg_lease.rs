@@ -67,7 +67,7 @@ async fn expiry_hands_over_and_fences_the_deposed_leader() {
     let mut b = pg_support::lease(&cfg, "b", 1_000, 200).await;
     let ga = a.acquire().await.unwrap().expect("free");
     assert!(b.acquire().await.unwrap().is_none(), "a holds it");
-    let mut store_a = PgStore::open(&cfg, "engine", ga.epoch).unwrap();
+    let mut store_a = PgStore::open(&cfg, "engine", ga.epoch, &EngineConfig::default()).unwrap();
     store_a.append(&[advance_at(1_000)]).unwrap();
     let renewed = a.renew().await.unwrap();
     assert_eq!(renewed.epoch, ga.epoch);
@@ -118,7 +118,7 @@ async fn expiry_hands_over_and_fences_the_deposed_leader() {
     );
 
     // The new leader sees a's committed turn and writes under its epoch.
-    let mut store_b = PgStore::open(&cfg, "engine", gb.epoch).unwrap();
+    let mut store_b = PgStore::open(&cfg, "engine", gb.epoch, &EngineConfig::default()).unwrap();
     assert_eq!(store_b.load().unwrap().entries, vec![advance_at(1_000)]);
     store_b.append(&[advance_at(3_000)]).unwrap();
     store_b.write_snapshot(&snap).unwrap();
@@ -187,7 +187,7 @@ async fn release_hands_over_at_once() {
     let row = b.current().await.unwrap().unwrap();
     assert_eq!(row.holder, None);
     // A released lease fences its old term's writes too.
-    let mut store_a = PgStore::open(&cfg, "engine", ga.epoch).unwrap();
+    let mut store_a = PgStore::open(&cfg, "engine", ga.epoch, &EngineConfig::default()).unwrap();
     assert!(matches!(
         store_a.append(&[advance_at(1_000)]),
         Err(StoreError::Fenced { holder: None, .. })

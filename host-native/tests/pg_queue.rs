@@ -6,10 +6,11 @@
 mod pg_support;
 
 use chime_core::{
-    AfterFailure, Backoff, EngineConfig, EnqueueRequest, JobId, LeaseToken, Payload, QueueConfig,
-    after_failure,
+    AfterFailure, Backoff, EngineConfig, EnqueueRequest, JobId, JobState, LeaseToken, Payload,
+    QueueConfig, after_failure,
 };
-use chime_native::pg::{Failed, PgConfig, PgQueues, QueueError};
+use chime_native::backend::Failed;
+use chime_native::pg::{PgConfig, PgQueues, QueueError};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -122,7 +123,7 @@ async fn tokens_fence_heartbeat_complete_and_fail() {
     assert_eq!(q.rescue_expired(100).await.unwrap(), 1);
     assert_eq!(q.rescue_expired(100).await.unwrap(), 0, "rescued once");
     let row = q.job(id).await.unwrap().unwrap();
-    assert_eq!(row.state, "pending");
+    assert_eq!(row.state, JobState::Scheduled);
     assert_eq!(row.last_error.as_deref(), Some("lease_expired"));
     // The rescued worker's token stays dead after the job is claimed again.
     tokio::time::sleep(Duration::from_millis(1_100)).await;
@@ -146,7 +147,7 @@ async fn tokens_fence_heartbeat_complete_and_fail() {
         .map(|r| r.err().map_or("ok", code))
         .collect();
     assert_eq!(codes, ["lease_lost", "unknown_job", "ok"]);
-    assert_eq!(q.job(id).await.unwrap().unwrap().state, "completed");
+    assert_eq!(q.job(id).await.unwrap().unwrap().state, JobState::Completed);
     assert_eq!(
         code(q.complete(id, again.token).await.unwrap_err()),
         "lease_lost"
@@ -197,7 +198,7 @@ async fn retries_follow_core_backoff_then_dead_or_dropped() {
         }
     }
     let row = q.job(id).await.unwrap().unwrap();
-    assert_eq!((row.state.as_str(), row.attempt), ("dead", 3));
+    assert_eq!((row.state, row.attempt), (JobState::Dead, 3));
     assert_eq!(row.last_error.as_deref(), Some("boom"));
 
     // retryAt overrides the backoff; one in the past means now.
@@ -218,7 +219,7 @@ async fn retries_follow_core_backoff_then_dead_or_dropped() {
         q.fail(id3, c.token, "x", None).await.unwrap(),
         Failed::Dropped
     );
-    assert_eq!(q.job(id3).await.unwrap().unwrap().state, "dropped");
+    assert_eq!(q.job(id3).await.unwrap().unwrap().state, JobState::Dropped);
     pg_support::drop_schema(&cfg).await;
 }
 

@@ -30,14 +30,14 @@ async fn appended_turns_survive_reopen() {
     let b = entry(2_000, Input::Advance);
     let c = entry(3_000, Input::Advance);
     {
-        let mut s = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+        let mut s = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
         assert!(s.load().unwrap().snapshot.is_none());
         s.append(std::slice::from_ref(&a)).unwrap();
         s.append(&[b.clone(), c.clone()]).unwrap();
         s.append(&[]).unwrap();
         assert_eq!(s.journal_len(), 3);
     }
-    let mut s = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+    let mut s = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
     assert_eq!(s.journal_len(), 3);
     let rec = s.load().unwrap();
     assert!(rec.snapshot.is_none());
@@ -65,7 +65,7 @@ async fn snapshot_truncates_the_journal() {
     let first = entry(1_000, Input::DeclareQueue(QueueConfig::new("q")));
     engine.handle(first.now, first.input.clone()).unwrap();
     {
-        let mut s = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+        let mut s = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
         s.append(&[first]).unwrap();
         s.write_snapshot(&engine.snapshot()).unwrap();
         assert_eq!(s.journal_len(), 0);
@@ -73,7 +73,7 @@ async fn snapshot_truncates_the_journal() {
         s.append(&[entry(5_000, Input::Advance)]).unwrap();
         assert_eq!(s.journal_len(), 1);
     }
-    let mut s = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+    let mut s = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
     assert_eq!(s.journal_len(), 1);
     let rec = s.load().unwrap();
     let snap = rec.snapshot.expect("snapshot stored");
@@ -102,11 +102,11 @@ async fn engines_in_one_schema_keep_apart() {
         .await
         .unwrap()
         .unwrap();
-    let mut s = PgStore::open(&cfg, "engine", grant.epoch).unwrap();
+    let mut s = PgStore::open(&cfg, "engine", grant.epoch, &EngineConfig::default()).unwrap();
     s.append(&[entry(1_000, Input::Advance)]).unwrap();
     // Another engine name has no lease row: it may read (empty) but every
     // write is refused, whatever epoch it claims.
-    let mut other = PgStore::open(&cfg, "other", grant.epoch).unwrap();
+    let mut other = PgStore::open(&cfg, "other", grant.epoch, &EngineConfig::default()).unwrap();
     let rec = other.load().unwrap();
     assert!(rec.snapshot.is_none() && rec.entries.is_empty());
     let err = other.append(&[entry(1_000, Input::Advance)]).unwrap_err();

@@ -157,7 +157,7 @@ async fn a_committed_transaction_has_its_order_and_its_job() {
     let row = q.job(done.job).await.unwrap().unwrap();
     assert_eq!(
         (row.queue.as_str(), row.state.as_str(), row.attempt),
-        ("receipts", "pending", 0)
+        ("receipts", "available", 0)
     );
     // The same row as `enqueue` stores for the same requests.
     let plain = q.enqueue(&req).await.unwrap().job;

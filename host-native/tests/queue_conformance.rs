@@ -1,28 +1,30 @@
-//! One set of job-queue semantics, run against both backends: the
-//! embedded engine (chime-core's queues, fed the wall clock) and the
-//! Postgres queues (`PgQueues` on a real server, see `pg_support`). Each
-//! scenario is written once against [`Backend`] and must give the same
-//! observable results on both: claim order, attempt numbers, fencing
-//! errors, retry delays, dead letters and drops, idempotency keys, and
-//! the error codes of bad input.
+//! One set of job-queue semantics, run on every implementation of the
+//! queue port ([`QueueBackend`], see `pg_support::backends`): the
+//! embedded engine through its driver, the engine driven in place, and
+//! the Postgres queues (`PgQueues` on a real server, see `pg_support`).
+//! Each scenario is written once against the port and must give the same
+//! observable results on all: claim order, attempt numbers, fencing
+//! errors, retry delays, dead letters and drops, idempotency keys, and the
+//! error codes of bad input. A new backend joins every scenario by adding
+//! its constructor to `pg_support::backends::queue_backends`.
 //!
-//! Covered: the queue verbs both backends have (declare, enqueue, claim,
-//! heartbeat, complete, fail, cancel, redrive, purge). The schedule
+//! Covered: the verbs of the port (declare, enqueue, claim, heartbeat,
+//! complete, fail, cancel, redrive, purge, job, maintain). The schedule
 //! semantics are in `schedule_conformance.rs`.
 
 mod pg_support;
 
 use chime_core::{
-    AfterFailure, Backoff, Claimed, Engine, EngineConfig, EnqueueRequest, Input, JobId, JobState,
-    LeaseToken, Payload, QueueConfig, QueueMode, Reply, Timestamp, after_failure,
+    AfterFailure, Backoff, Claimed, EngineConfig, EnqueueRequest, JobId, LeaseToken, Payload,
+    QueueConfig, Timestamp, after_failure,
 };
-use chime_native::pg::{Failed, PgQueues, QueueError};
-use std::sync::Mutex;
+use chime_native::backend::{Failed, PortError, QueueBackend};
+use std::sync::Arc;
 use std::time::Duration;
 
 const SEED: u64 = 4242;
 
-/// What a failed attempt led to, as both backends report it.
+/// What a failed attempt led to, as every backend reports it.
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
     Retry { delay_ms: i64 },
@@ -30,67 +32,32 @@ enum Outcome {
     Dropped,
 }
 
-/// A backend under test. Errors are the stable codes.
-enum Backend {
-    Engine(Box<Mutex<Engine>>),
-    Pg(Box<PgQueues>),
+/// A backend under test, through the port only; errors are the stable
+/// codes.
+struct Backend {
+    q: Arc<dyn QueueBackend>,
+    name: &'static str,
 }
 
-fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
-fn pg_code(e: QueueError) -> &'static str {
+fn code(e: PortError) -> &'static str {
     match e {
-        QueueError::Refused(e) => e.code(),
-        QueueError::Db(e) => panic!("database error: {e}"),
+        PortError::Refused(e) => e.code(),
+        other => panic!("backend failed: {other}"),
     }
 }
 
 impl Backend {
     fn name(&self) -> &'static str {
-        match self {
-            Backend::Engine(_) => "engine",
-            Backend::Pg(_) => "postgres",
-        }
+        self.name
     }
 
-    /// The engine at the wall clock (never behind its own clock).
-    fn engine(e: &Mutex<Engine>, input: Input) -> Result<Reply, &'static str> {
-        let mut e = e.lock().unwrap();
-        let now = Timestamp::from_millis(wall_ms().max(e.clock().as_millis())).unwrap();
-        e.handle(now, Input::Advance).unwrap();
-        let reply = e.handle(now, input).map_err(|e| e.code());
-        let mut sink = Vec::new();
-        e.drain_commands(&mut sink);
-        reply
-    }
-
-    async fn declare(&self, mut cfg: QueueConfig) {
-        match self {
-            Backend::Engine(e) => {
-                cfg.mode = QueueMode::Local;
-                Backend::engine(e, Input::DeclareQueue(cfg)).unwrap();
-            }
-            Backend::Pg(q) => q.declare(&cfg).await.unwrap(),
-        }
+    async fn declare(&self, cfg: QueueConfig) {
+        self.q.declare(&cfg).await.unwrap();
     }
 
     async fn enqueue(&self, req: EnqueueRequest) -> Result<(JobId, bool), &'static str> {
-        match self {
-            Backend::Engine(e) => match Backend::engine(e, Input::Enqueue(req))? {
-                Reply::Enqueued { job, deduplicated } => Ok((job, deduplicated)),
-                other => panic!("{other:?}"),
-            },
-            Backend::Pg(q) => q
-                .enqueue(&req)
-                .await
-                .map(|e| (e.job, e.deduplicated))
-                .map_err(pg_code),
-        }
+        let e = self.q.enqueue(&req).await.map_err(code)?;
+        Ok((e.job, e.deduplicated))
     }
 
     async fn claim(
@@ -99,157 +66,63 @@ impl Backend {
         max: u32,
         lease_ms: Option<i64>,
     ) -> Result<Vec<Claimed>, &'static str> {
-        match self {
-            Backend::Engine(e) => {
-                let input = Input::Claim {
-                    queue: queue.into(),
-                    worker: "w".into(),
-                    max,
-                    lease_ms,
-                };
-                match Backend::engine(e, input)? {
-                    Reply::Claimed { jobs } => Ok(jobs),
-                    other => panic!("{other:?}"),
-                }
-            }
-            Backend::Pg(q) => q.claim(queue, "w", max, lease_ms).await.map_err(pg_code),
-        }
+        self.q.claim(queue, "w", max, lease_ms).await.map_err(code)
     }
 
     async fn complete(&self, job: JobId, token: LeaseToken) -> Result<(), &'static str> {
-        match self {
-            Backend::Engine(e) => Backend::engine(e, Input::Complete { job, token }).map(drop),
-            Backend::Pg(q) => q.complete(job, token).await.map_err(pg_code),
-        }
+        self.q.complete(job, token).await.map_err(code)
     }
 
     async fn cancel(&self, job: JobId) -> Result<(), &'static str> {
-        match self {
-            Backend::Engine(e) => Backend::engine(e, Input::CancelJob { job }).map(drop),
-            Backend::Pg(q) => q.cancel(job).await.map_err(pg_code),
-        }
+        self.q.cancel(job).await.map_err(code)
     }
 
     async fn redrive(&self, queue: &str, job: Option<JobId>) -> Result<(u64, u64), &'static str> {
-        match self {
-            Backend::Engine(e) => {
-                let input = Input::Redrive {
-                    queue: queue.into(),
-                    job,
-                };
-                match Backend::engine(e, input)? {
-                    Reply::Count {
-                        count,
-                        keys_dropped,
-                    } => Ok((count, keys_dropped)),
-                    other => panic!("{other:?}"),
-                }
-            }
-            Backend::Pg(q) => q.redrive(queue, job).await.map_err(pg_code),
-        }
+        let r = self.q.redrive(queue, job).await.map_err(code)?;
+        Ok((r.count, r.keys_dropped))
     }
 
     async fn purge_dead(&self, queue: &str) -> Result<u64, &'static str> {
-        match self {
-            Backend::Engine(e) => {
-                let input = Input::PurgeDead {
-                    queue: queue.into(),
-                    before: None,
-                };
-                match Backend::engine(e, input)? {
-                    Reply::Count { count, .. } => Ok(count),
-                    other => panic!("{other:?}"),
-                }
-            }
-            Backend::Pg(q) => q.purge_dead(queue, None).await.map_err(pg_code),
-        }
+        self.q.purge_dead(queue, None).await.map_err(code)
     }
 
-    /// Whether the backend still holds `job`, after its housekeeping (an
-    /// advance of the engine; `maintain` of the Postgres queues).
+    /// Whether the backend still holds `job`, after its housekeeping.
     async fn holds(&self, job: JobId) -> bool {
-        match self {
-            Backend::Engine(e) => {
-                Backend::engine(e, Input::Advance).unwrap();
-                e.lock().unwrap().job(job).is_some()
-            }
-            Backend::Pg(q) => {
-                q.maintain(100).await.unwrap();
-                q.job(job).await.unwrap().is_some()
-            }
-        }
+        self.q.maintain().await.unwrap();
+        self.q.job(job).await.unwrap().is_some()
     }
 
     async fn heartbeat(&self, job: JobId, token: LeaseToken) -> Result<(), &'static str> {
-        match self {
-            Backend::Engine(e) => Backend::engine(
-                e,
-                Input::Heartbeat {
-                    job,
-                    token,
-                    lease_ms: None,
-                },
-            )
-            .map(drop),
-            Backend::Pg(q) => q
-                .heartbeat(job, token, None)
-                .await
-                .map(drop)
-                .map_err(pg_code),
-        }
+        self.q
+            .heartbeat(job, token, None)
+            .await
+            .map(drop)
+            .map_err(code)
     }
 
     async fn fail(&self, job: JobId, token: LeaseToken) -> Result<Outcome, &'static str> {
-        match self {
-            Backend::Engine(e) => {
-                let input = Input::Fail {
-                    job,
-                    token,
-                    error: "boom".into(),
-                    retry_at: None,
-                };
-                match Backend::engine(e, input)? {
-                    Reply::Job {
-                        state: JobState::Dead,
-                        ..
-                    } => Ok(Outcome::Dead),
-                    Reply::Job {
-                        state: JobState::Dropped,
-                        ..
-                    } => Ok(Outcome::Dropped),
-                    Reply::Job {
-                        run_at: Some(at), ..
-                    } => {
-                        // Measured from the clock the Fail was handled at.
-                        let clock = e.lock().unwrap().clock().as_millis();
-                        Ok(Outcome::Retry {
-                            delay_ms: at.as_millis() - clock,
-                        })
-                    }
-                    other => panic!("{other:?}"),
-                }
-            }
-            Backend::Pg(q) => match q.fail(job, token, "boom", None).await.map_err(pg_code)? {
-                Failed::Retry { delay_ms, .. } => Ok(Outcome::Retry { delay_ms }),
-                Failed::Dead => Ok(Outcome::Dead),
-                Failed::Dropped => Ok(Outcome::Dropped),
+        Ok(
+            match self.q.fail(job, token, "boom", None).await.map_err(code)? {
+                Failed::Retry { delay_ms, .. } => Outcome::Retry { delay_ms },
+                Failed::Dead => Outcome::Dead,
+                Failed::Dropped => Outcome::Dropped,
             },
-        }
+        )
     }
 }
 
-/// Runs `scenario` on both backends (Postgres only when a server is set up;
-/// see `pg_support`).
-async fn on_both<F, Fut>(test: &str, scenario: F)
+/// Runs `scenario` on every backend (Postgres only when a server is set
+/// up; see `pg_support`).
+async fn on_all<F, Fut>(test: &str, scenario: F)
 where
     F: Fn(Backend) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    on_both_with(test, EngineConfig::default(), scenario).await;
+    on_all_with(test, EngineConfig::default(), scenario).await;
 }
 
-/// [`on_both`] with these limits (the seed is always [`SEED`]).
-async fn on_both_with<F, Fut>(test: &str, config: EngineConfig, scenario: F)
+/// [`on_all`] with these limits (the seed is always [`SEED`]).
+async fn on_all_with<F, Fut>(test: &str, config: EngineConfig, scenario: F)
 where
     F: Fn(Backend) -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -258,16 +131,13 @@ where
         seed: SEED,
         ..config
     };
-    scenario(Backend::Engine(Box::new(Mutex::new(Engine::new(
-        config.clone(),
-    )))))
-    .await;
-    if let Some(pg) = pg_support::config(test) {
-        scenario(Backend::Pg(Box::new(
-            PgQueues::connect(&pg, config).await.unwrap(),
-        )))
-        .await;
-        pg_support::drop_schema(&pg).await;
+    for under in pg_support::backends::queue_backends(test, &config).await {
+        let b = Backend {
+            q: under.backend.clone(),
+            name: under.name,
+        };
+        scenario(b).await;
+        under.end().await;
     }
 }
 
@@ -300,7 +170,7 @@ async fn claim_one(b: &Backend, queue: &str) -> Claimed {
 
 #[tokio::test]
 async fn claim_order_and_attempts() {
-    on_both("conf_order", |b| async move {
+    on_all("conf_order", |b| async move {
         b.declare(queue("q")).await;
         let mut ids = Vec::new();
         for p in [0, 5, 0, 9, 5] {
@@ -329,7 +199,7 @@ async fn claim_order_and_attempts() {
 
 #[tokio::test]
 async fn fencing_errors() {
-    on_both("conf_fence", |b| async move {
+    on_all("conf_fence", |b| async move {
         b.declare(queue("q")).await;
         let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
         let c = b.claim("q", 1, None).await.unwrap().remove(0);
@@ -352,7 +222,7 @@ async fn fencing_errors() {
 
 #[tokio::test]
 async fn retries_at_core_delays_then_dead_or_dropped() {
-    on_both("conf_retry", |b| async move {
+    on_all("conf_retry", |b| async move {
         let n = b.name();
         b.declare(queue("q")).await;
         let (id, _) = b.enqueue(job("q", 0)).await.unwrap();
@@ -387,7 +257,7 @@ async fn retries_at_core_delays_then_dead_or_dropped() {
 
 #[tokio::test]
 async fn idempotency_keys() {
-    on_both("conf_keys", |b| async move {
+    on_all("conf_keys", |b| async move {
         let n = b.name();
         b.declare(queue("q")).await;
         let mut req = job("q", 0);
@@ -409,7 +279,7 @@ async fn idempotency_keys() {
 
 #[tokio::test]
 async fn bad_input_codes_and_implicit_queues() {
-    on_both("conf_bad", |b| async move {
+    on_all("conf_bad", |b| async move {
         let n = b.name();
         b.declare(queue("q")).await;
         let limits = EngineConfig::default().limits;
@@ -453,7 +323,7 @@ async fn bad_input_codes_and_implicit_queues() {
 
 #[tokio::test]
 async fn cancel() {
-    on_both("conf_cancel", |b| async move {
+    on_all("conf_cancel", |b| async move {
         let n = b.name();
         b.declare(queue("q")).await;
         let (pending, _) = b.enqueue(job("q", 0)).await.unwrap();
@@ -489,7 +359,7 @@ async fn kill(b: &Backend, queue: &str, job: JobId) {
 
 #[tokio::test]
 async fn redrive_and_purge_dead_letters() {
-    on_both("conf_redrive", |b| async move {
+    on_all("conf_redrive", |b| async move {
         let n = b.name();
         let mut once = queue("q");
         once.max_attempts = 1;
@@ -543,7 +413,7 @@ async fn redrive_and_purge_dead_letters() {
 async fn dead_letters_are_bounded_oldest_dropped() {
     let mut config = EngineConfig::default();
     config.limits.dead_letters_per_queue = 2;
-    on_both_with("conf_dead_bound", config, |b| async move {
+    on_all_with("conf_dead_bound", config, |b| async move {
         let n = b.name();
         let mut once = queue("q");
         once.max_attempts = 1;
@@ -577,7 +447,7 @@ async fn dead_letters_are_bounded_oldest_dropped() {
 
 #[tokio::test]
 async fn finished_jobs_are_pruned_by_retention() {
-    on_both("conf_retention", |b| async move {
+    on_all("conf_retention", |b| async move {
         let n = b.name();
         let mut q = queue("q");
         q.retention.completed_max = 2;

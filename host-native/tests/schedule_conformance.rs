@@ -1,31 +1,46 @@
-//! Schedule semantics on both backends: the embedded engine with a local
-//! queue, and the Postgres path of a replica — the leader's engine with
-//! the queue external, its fires delivered through `PgStore` into
-//! `chime_fires`/`chime_jobs`, their jobs claimed and finished through
-//! `PgQueues`, and `FireSettled` sent back from `pg::fires::ended`, as
-//! `pg::replica` does. Each scenario is written once against [`Sched`] in
-//! virtual time; what it observes (fires with their reasons, skipped
-//! boundaries with theirs, the fire jobs' payload and attempts) must be
-//! the same on both, and on Postgres it is read back from the tables.
+//! Schedule semantics on every backend: the embedded engine with a local
+//! queue (the engine is the queue backend, driven in place), and the
+//! Postgres path of a replica — the leader's engine with the queue
+//! external, its fires delivered through `PgStore` into
+//! `chime_fires`/`chime_jobs`, and `FireSettled` sent back from
+//! `pg::fires::ended`, as `pg::replica` does. The fire jobs are claimed
+//! and finished through the queue port ([`QueueBackend`]) on both. Each
+//! scenario is written once against [`Sched`] in virtual time; what it
+//! observes (fires with their reasons, skipped boundaries with theirs,
+//! the retry delays of failed fire jobs) must be the same on both, and on
+//! Postgres it is read back from the tables.
+//!
+//! What differs per backend is only [`Route`]: how the engine's fires
+//! reach the backend's queue, and how their ends come back.
 
 mod pg_support;
 
 use chime_core::{
-    Claimed, Command, Engine, EngineConfig, Event, Input, JobId, JournalEntry, LeaseToken,
-    QueueConfig, QueueMode, Reply, ScheduleDef, Timestamp,
+    Claimed, Command, Engine, EngineConfig, Event, Input, JobId, JournalEntry, QueueConfig,
+    QueueMode, Reply, ScheduleDef, Timestamp,
 };
+use chime_native::backend::{EngineQueues, Failed, QueueBackend};
+use chime_native::driver::Clock;
 use chime_native::pg::{PgConfig, PgQueues, PgStore, fires};
 use chime_native::store::{Store, deliverable};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// The engine's seed (not zero: a backend that used another seed for a
+/// queue's retry jitter would retry at other instants).
+const SEED: u64 = 4242;
 
 /// 2026-01-01T00:00:00Z: scenario times are offsets from it.
 const T0: i64 = 1_767_225_600_000;
 
-/// What a scenario saw: fires `(offset of the boundary, reason)` and
-/// skipped runs `(reason, count)`, each sorted.
+/// What a scenario saw: fires `(offset of the boundary, reason)`,
+/// skipped runs `(reason, count)` and retries `(job, attempt, delay_ms)`,
+/// each sorted.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Observed {
     fired: Vec<(i64, String)>,
     skipped: Vec<(String, i64)>,
+    retries: Vec<(u64, u32, i64)>,
 }
 
 fn name<T: serde::Serialize>(v: &T) -> String {
@@ -40,79 +55,126 @@ fn at(ms: i64) -> Timestamp {
     Timestamp::from_millis(T0 + ms).unwrap()
 }
 
-/// A backend under test (one of each per scenario: its size is no
-/// concern).
+/// The scenario's virtual clock.
+#[derive(Debug, Default)]
+struct Virtual(AtomicI64);
+
+impl Clock for Virtual {
+    fn now(&self) -> Timestamp {
+        at(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// How the engine's fires reach the queue backend, and their ends come
+/// back.
 #[allow(clippy::large_enum_variant)]
-enum Sched {
-    Engine {
-        engine: Engine,
-        seen: Observed,
+enum Route {
+    /// The engine holds the queue itself: it is the backend (driven in
+    /// place at the virtual clock), and its fires are its own jobs.
+    Local {
+        engine: Arc<EngineQueues>,
+        clock: Arc<Virtual>,
     },
+    /// A replica's leader engine with the queue external: every input
+    /// journaled and its fires delivered through `PgStore`, ended fire
+    /// jobs read back by `fires::ended`.
     Pg {
         engine: Engine,
         store: PgStore,
-        queues: PgQueues,
         pg: PgConfig,
     },
 }
 
-impl Sched {
-    fn engine(&mut self) -> &mut Engine {
-        match self {
-            Sched::Engine { engine, .. } | Sched::Pg { engine, .. } => engine,
-        }
-    }
+/// A backend under test (one of each per scenario).
+struct Sched {
+    /// Where the fire jobs are claimed and finished: the port.
+    queues: Arc<dyn QueueBackend>,
+    route: Route,
+    seen: Observed,
+}
 
+impl Sched {
     /// One input at `ms`: handled, and on Postgres journaled and its
     /// fires delivered as a replica's driver does.
     async fn input(&mut self, ms: i64, input: Input) -> Result<Reply, &'static str> {
-        let now = at(ms).max(self.engine().clock());
-        let entry = JournalEntry {
-            now,
-            input: input.clone(),
-        };
-        let reply = self.engine().handle(now, input).map_err(|e| e.code());
-        let mut out = Vec::new();
-        self.engine().drain_commands(&mut out);
-        match self {
-            Sched::Engine { seen, .. } => {
-                for c in &out {
-                    match c {
-                        Command::Fire(f) => seen
-                            .fired
-                            .push((f.fire_id.nominal.as_millis() - T0, name(&f.reason))),
-                        Command::Event(Event::FireSkipped { reason, count, .. }) => {
-                            seen.skipped.push((name(reason), *count as i64))
-                        }
-                        _ => {}
-                    }
-                }
+        match &mut self.route {
+            Route::Local { engine, clock } => {
+                clock.0.fetch_max(ms, Ordering::SeqCst);
+                let (_, reply) = engine.handle(input);
+                self.record_local();
+                reply.map_err(|e| e.code())
             }
-            Sched::Pg { store, .. } => {
+            Route::Pg { engine, store, .. } => {
+                let now = at(ms).max(engine.clock());
+                let entry = JournalEntry {
+                    now,
+                    input: input.clone(),
+                };
+                let reply = engine.handle(now, input).map_err(|e| e.code());
+                let mut out = Vec::new();
+                engine.drain_commands(&mut out);
                 store.append(&[entry]).unwrap();
                 let out: Vec<Command> = out.into_iter().filter(deliverable).collect();
                 store.deliver(&out).unwrap();
+                reply
             }
         }
-        reply
     }
 
-    async fn declare(&mut self, q: QueueConfig) {
-        let engine_q = match self {
-            Sched::Engine { .. } => QueueConfig {
-                mode: QueueMode::Local,
-                ..q
-            },
-            Sched::Pg { queues, .. } => {
-                queues.declare(&q).await.unwrap();
-                QueueConfig {
-                    mode: QueueMode::External,
-                    lease_ms: 3_600_000,
-                    ..q
-                }
-            }
+    /// The fires and skips among the local engine's commands so far.
+    fn record_local(&mut self) {
+        let Route::Local { engine, .. } = &self.route else {
+            return;
         };
-        self.input(0, Input::DeclareQueue(engine_q)).await.unwrap();
+        for c in engine.take_commands() {
+            match c {
+                Command::Fire(f) => self
+                    .seen
+                    .fired
+                    .push((f.fire_id.nominal.as_millis() - T0, name(&f.reason))),
+                Command::Event(Event::FireSkipped { reason, count, .. }) => {
+                    self.seen.skipped.push((name(&reason), count as i64))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The engine's clock, as a scenario offset.
+    fn now_ms(&self) -> i64 {
+        let clock = match &self.route {
+            Route::Local { engine, .. } => engine.with_engine(Engine::clock),
+            Route::Pg { engine, .. } => engine.clock(),
+        };
+        clock.as_millis() - T0
+    }
+
+    /// Declares a queue on the backend (through the port); a replica's
+    /// engine also gets it, external.
+    async fn declare(&mut self, q: QueueConfig) {
+        self.queues.declare(&q).await.unwrap();
+        self.external(q).await;
+    }
+
+    /// A queue only named by a schedule's target: the embedded engine
+    /// creates it on the first fire; a replica's engine has it external
+    /// (as `pg::replica` declares the config's targets) and the tables get
+    /// it from the fire's delivery.
+    async fn target_only(&mut self, name: &str) {
+        self.external(QueueConfig::new(name)).await;
+    }
+
+    /// On Postgres, declares `q` to the leader's engine as external (its
+    /// jobs live in the tables), with the settle timeout as its lease.
+    async fn external(&mut self, q: QueueConfig) {
+        if let Route::Pg { .. } = self.route {
+            let q = QueueConfig {
+                mode: QueueMode::External,
+                lease_ms: 3_600_000,
+                ..q
+            };
+            self.input(0, Input::DeclareQueue(q)).await.unwrap();
+        }
     }
 
     async fn upsert(&mut self, json: serde_json::Value) {
@@ -125,108 +187,131 @@ impl Sched {
     }
 
     async fn claim(&mut self, queue: &str) -> Vec<Claimed> {
-        match self {
-            Sched::Engine { engine, .. } => {
-                let now = engine.clock();
-                let claim = Input::Claim {
-                    queue: queue.into(),
-                    worker: "w".into(),
-                    max: 100,
-                    lease_ms: None,
-                };
-                match engine.handle(now, claim).unwrap() {
-                    Reply::Claimed { jobs } => jobs,
-                    other => panic!("{other:?}"),
-                }
-            }
-            Sched::Pg { queues, .. } => queues.claim(queue, "w", 100, None).await.unwrap(),
-        }
+        let jobs = self.queues.claim(queue, "w", 100, None).await.unwrap();
+        self.record_local();
+        jobs
     }
 
-    /// Ends an attempt; on Postgres the leader then learns which fires'
-    /// jobs ended, as the replica's settling loop does.
-    async fn finish(&mut self, job: JobId, token: LeaseToken, ok: bool) {
-        let input = if ok {
-            Input::Complete { job, token }
+    /// Ends an attempt through the port (a retry's delay is recorded); on
+    /// Postgres the leader then learns which fires' jobs ended, as the
+    /// replica's settling loop does.
+    async fn finish(&mut self, job: &Claimed, ok: bool) {
+        if ok {
+            self.queues.complete(job.job, job.token).await.unwrap();
         } else {
-            Input::Fail {
-                job,
-                token,
-                error: "boom".into(),
-                retry_at: None,
-            }
-        };
-        match self {
-            Sched::Engine { engine, .. } => {
-                let now = engine.clock();
-                engine.handle(now, input).unwrap();
-            }
-            Sched::Pg {
-                engine, queues, pg, ..
-            } => {
-                if ok {
-                    queues.complete(job, token).await.unwrap();
-                } else {
-                    queues.fail(job, token, "boom", None).await.unwrap();
-                }
-                let client = chime_native::pg::connect(&pg.url).await.unwrap();
-                let ended = fires::ended(&client, &pg.schema, "engine", 100)
-                    .await
-                    .unwrap();
-                let now = engine.clock();
-                let mut settled = Vec::new();
-                for (fire, outcome) in ended {
-                    let input = Input::FireSettled {
-                        fire: fire.clone(),
-                        outcome,
-                    };
-                    self.input(now.as_millis() - T0, input).await.unwrap();
-                    settled.push(fire);
-                }
-                let Sched::Pg { pg, .. } = self else {
-                    unreachable!()
-                };
-                fires::mark_settled(&client, &pg.schema, "engine", &settled)
-                    .await
-                    .unwrap();
+            let failed = self.queues.fail(job.job, job.token, "boom", None).await;
+            if let Failed::Retry { delay_ms, .. } = failed.unwrap() {
+                self.seen.retries.push((job.job.0, job.attempt, delay_ms));
             }
         }
+        self.record_local();
+        self.settle().await;
+    }
+
+    /// Feeds a replica's engine the ends of its fires' jobs.
+    async fn settle(&mut self) {
+        let Route::Pg { pg, .. } = &self.route else {
+            return;
+        };
+        let (url, schema) = (pg.url.clone(), pg.schema.clone());
+        let client = chime_native::pg::connect(&url).await.unwrap();
+        let ended = fires::ended(&client, &schema, "engine", 100).await.unwrap();
+        let now = self.now_ms();
+        let mut settled = Vec::new();
+        for (fire, outcome) in ended {
+            let input = Input::FireSettled {
+                fire: fire.clone(),
+                outcome,
+            };
+            self.input(now, input).await.unwrap();
+            settled.push(fire);
+        }
+        fires::mark_settled(&client, &schema, "engine", &settled)
+            .await
+            .unwrap();
     }
 
     /// What happened, read back from the tables on Postgres.
-    async fn observed(self) -> Observed {
-        let mut seen = match self {
-            Sched::Engine { seen, .. } => seen,
-            Sched::Pg { pg, .. } => {
-                let c = chime_native::pg::connect(&pg.url).await.unwrap();
-                let s = &pg.schema;
-                let fired = c
-                    .query(
-                        &format!("SELECT nominal_ms, reason FROM \"{s}\".chime_fires"),
-                        &[],
-                    )
-                    .await
-                    .unwrap()
-                    .iter()
-                    .map(|r| (r.get::<_, i64>(0) - T0, r.get(1)))
-                    .collect();
-                let skipped = c
-                    .query(
-                        &format!("SELECT reason, count FROM \"{s}\".chime_skips"),
-                        &[],
-                    )
-                    .await
-                    .unwrap()
-                    .iter()
-                    .map(|r| (r.get(0), r.get(1)))
-                    .collect();
-                Observed { fired, skipped }
-            }
-        };
+    async fn observed(mut self) -> Observed {
+        self.record_local();
+        if let Route::Pg { pg, .. } = &self.route {
+            let c = chime_native::pg::connect(&pg.url).await.unwrap();
+            let s = &pg.schema;
+            self.seen.fired = c
+                .query(
+                    &format!("SELECT nominal_ms, reason FROM \"{s}\".chime_fires"),
+                    &[],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get::<_, i64>(0) - T0, r.get(1)))
+                .collect();
+            self.seen.skipped = c
+                .query(
+                    &format!("SELECT reason, count FROM \"{s}\".chime_skips"),
+                    &[],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+        }
+        let mut seen = self.seen;
         seen.fired.sort();
         seen.skipped.sort();
+        seen.retries.sort();
         seen
     }
+}
+
+/// The engine of a scenario: not standalone, leading without end (as a
+/// replica's does while its lease is renewed).
+fn engine(config: &EngineConfig) -> Engine {
+    let mut engine = Engine::new(config.clone());
+    let forever = chime_core::LeadershipGrant {
+        epoch: chime_core::Epoch(1),
+        valid_until: Timestamp::MAX,
+    };
+    engine
+        .handle(at(0), Input::Leadership(Some(forever)))
+        .unwrap();
+    engine
+}
+
+/// The embedded engine, its queues local.
+fn local(config: &EngineConfig) -> Sched {
+    let clock = Arc::new(Virtual::default());
+    let engine = Arc::new(EngineQueues::new(engine(config), clock.clone()));
+    Sched {
+        queues: engine.clone(),
+        route: Route::Local { engine, clock },
+        seen: Observed::default(),
+    }
+}
+
+/// A replica's leader on the test server, in a schema of the test's own.
+async fn postgres(test: &str, config: &EngineConfig) -> Option<(Sched, PgConfig)> {
+    let pg = pg_support::config(test)?;
+    let mut lease = pg_support::lease(&pg, "leader", 60_000, 1_000).await;
+    let grant = lease.acquire().await.unwrap().unwrap();
+    let store = PgStore::open(&pg, "engine", grant.epoch, config).unwrap();
+    let queues = PgQueues::connect(&pg, config.clone()).await.unwrap();
+    let mut sched = Sched {
+        queues: Arc::new(queues),
+        route: Route::Pg {
+            engine: Engine::new(config.clone()),
+            store,
+            pg: pg.clone(),
+        },
+        seen: Observed::default(),
+    };
+    sched
+        .input(0, Input::Leadership(Some(grant.leadership())))
+        .await
+        .unwrap();
+    Some((sched, pg))
 }
 
 /// Runs `scenario` on the engine and (with a server) on Postgres, and
@@ -238,40 +323,11 @@ where
 {
     let config = EngineConfig {
         standalone: false,
+        seed: SEED,
         ..EngineConfig::default()
     };
-    let mut engine = Engine::new(config.clone());
-    // The embedded engine leads without end, as the replica's does while
-    // its lease is renewed.
-    let forever = chime_core::LeadershipGrant {
-        epoch: chime_core::Epoch(1),
-        valid_until: Timestamp::MAX,
-    };
-    engine
-        .handle(at(0), Input::Leadership(Some(forever)))
-        .unwrap();
-    let engine_seen = scenario(Sched::Engine {
-        engine,
-        seen: Observed::default(),
-    })
-    .await
-    .observed()
-    .await;
-    if let Some(pg) = pg_support::config(test) {
-        let mut lease = pg_support::lease(&pg, "leader", 60_000, 1_000).await;
-        let grant = lease.acquire().await.unwrap().unwrap();
-        let store = PgStore::open(&pg, "engine", grant.epoch).unwrap();
-        let queues = PgQueues::connect(&pg, config.clone()).await.unwrap();
-        let mut sched = Sched::Pg {
-            engine: Engine::new(config),
-            store,
-            queues,
-            pg: pg.clone(),
-        };
-        sched
-            .input(0, Input::Leadership(Some(grant.leadership())))
-            .await
-            .unwrap();
+    let engine_seen = scenario(local(&config)).await.observed().await;
+    if let Some((sched, pg)) = postgres(test, &config).await {
         let pg_seen = scenario(sched).await.observed().await;
         assert_eq!(engine_seen, pg_seen, "the engine and Postgres disagree");
         pg_support::drop_schema(&pg).await;
@@ -299,7 +355,7 @@ async fn overlap_skip_waits_for_the_fire_job() {
         assert_eq!(job.fire.as_ref().unwrap().nominal, at(1_000));
         b.advance(2_000).await;
         b.advance(3_000).await;
-        b.finish(job.job, job.token, true).await;
+        b.finish(&job, true).await;
         b.advance(4_000).await;
         b
     })
@@ -309,6 +365,7 @@ async fn overlap_skip_waits_for_the_fire_job() {
         Observed {
             fired: fired(&[(1_000, "scheduled"), (4_000, "scheduled")]),
             skipped: vec![("overlap".into(), 1), ("overlap".into(), 1)],
+            ..Observed::default()
         }
     );
 }
@@ -378,7 +435,7 @@ async fn a_dead_fire_job_releases_the_schedule() {
         .await;
         b.advance(1_000).await;
         let job = b.claim("ticks").await.pop().unwrap();
-        b.finish(job.job, job.token, false).await;
+        b.finish(&job, false).await;
         b.advance(2_000).await;
         b
     })
@@ -431,4 +488,31 @@ async fn paused_boundaries_are_skipped_and_manual_fires_are_their_own() {
         .map(|s| s.1)
         .sum();
     assert_eq!(paused, 3, "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_fire_job_in_a_queue_the_fire_created_retries_at_the_engine_delays() {
+    let seen = on_both("sc_fire_seed", |mut b| async move {
+        b.target_only("made").await;
+        b.upsert(serde_json::json!({
+            "name": "tick", "spec": "@every 1s", "overlap": "allow",
+            "target": {"queue": "made"}
+        }))
+        .await;
+        b.advance(1_000).await;
+        let job = b.claim("made").await.pop().expect("the fire's job");
+        b.finish(&job, false).await;
+        b
+    })
+    .await;
+    // Both backends chose core's delay for the queue's defaults and the
+    // engine's seed (and agreed with each other, checked by `on_both`).
+    let (job, attempt, delay_ms) = seen.retries[0];
+    let expected =
+        chime_core::after_failure(&QueueConfig::new("made"), None, SEED, JobId(job), attempt);
+    assert_eq!(
+        chime_core::AfterFailure::Retry { delay_ms },
+        expected,
+        "{seen:?}"
+    );
 }

@@ -4,6 +4,7 @@
 
 use super::Queues;
 use super::backoff::{AfterFailure, after_failure};
+use super::rules;
 use super::store::{self, Job};
 use crate::time::Timestamp;
 use crate::wire::command::{Command, Event, Output};
@@ -47,9 +48,8 @@ impl Queues {
         let job = &self.jobs[&id];
         assert!(!job.state.is_terminal(), "job {} finished twice", id.0);
         let cfg = &self.queues[&job.queue].config;
-        let retain_until =
-            (state != JobState::Dead).then(|| now.saturating_add_ms(cfg.retention.completed_ms));
-        let key_until = now.saturating_add_ms(cfg.dedup_window_ms);
+        let retain_until = state.is_pruned().then(|| rules::retained_until(now, cfg));
+        let key_until = rules::key_expires_at(now, cfg);
         let queue = job.queue.clone();
         self.finished.push((id, job.fire.clone()));
         self.transition(id, Some(out), |job| {
@@ -162,7 +162,7 @@ impl Queues {
                 break;
             }
             let &(_, id) = q.idx.dead.first().expect("non-empty");
-            let retain_until = now.saturating_add_ms(q.config.retention.completed_ms);
+            let retain_until = rules::retained_until(now, &q.config);
             self.transition(id, Some(out), |job| {
                 job.state = JobState::Dropped;
                 job.retain_until = Some(retain_until);

@@ -152,7 +152,7 @@ pub(crate) struct DedupEntry {
 impl DedupEntry {
     /// Whether an enqueue at `now` with this key returns the remembered job.
     pub(super) fn is_active(&self, now: Timestamp) -> bool {
-        self.expires_at.is_none_or(|t| now < t)
+        super::rules::key_is_active(self.expires_at, now)
     }
 }
 
@@ -322,7 +322,7 @@ fn apply(idx: &mut Index, q: &mut QueueIndex, id: JobId, job: &Job, add: bool) {
         JobState::Available => {
             set(
                 &mut q.available,
-                (Reverse(job.priority), job.run_at, id),
+                super::rules::claim_key(job.priority, job.run_at, id),
                 add,
             );
             set(&mut q.available_by_time, (job.run_at, id), add);

@@ -121,14 +121,24 @@ impl Default for Limits {
 
 /// Cuts `text` to at most `max_bytes`, on a char boundary.
 pub(crate) fn truncate(mut text: String, max_bytes: usize) -> String {
-    if text.len() > max_bytes {
-        let mut end = max_bytes;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    let end = truncate_text(&text, max_bytes).len();
+    text.truncate(end);
     text
+}
+
+/// Cuts `text` to at most `max_bytes` on a character boundary, as the
+/// engine cuts a `Fail`'s error (and other stored texts) to
+/// `limits.textBytes`: the one rule for every backend that stores them.
+#[must_use]
+pub fn truncate_text(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 #[cfg(test)]

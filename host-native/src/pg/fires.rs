@@ -11,8 +11,9 @@
 //! only the ones that never arrived get a job.
 
 use super::PgError;
-use chime_core::{Command, Event, FireId, FireKind, FireOutcome};
-use std::collections::BTreeSet;
+use super::queue::{JobRows, QueueRows, sql};
+use chime_core::{Command, EngineConfig, Event, FireId, FireKind, FireOutcome, JobState};
+use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::{GenericClient, Transaction};
 
 /// The deliverable outputs of some turns, as the columns of the
@@ -113,124 +114,167 @@ impl Deliveries {
     }
 
     /// Writes everything inside the caller's fenced transaction: missing
-    /// queues (with defaults, as an enqueue would create them), the fires
-    /// not yet known with one job each, the skipped runs not yet known,
-    /// and a wake-up per queue that got a job (sent at commit).
+    /// queues (as an enqueue would create them: core's implicit config,
+    /// `engine_config`'s seed), the fires not yet known with one job each,
+    /// the skipped runs not yet known, and a wake-up per queue that got a
+    /// job (sent at commit).
     pub(crate) async fn write(
         &self,
         tx: &Transaction<'_>,
-        schema: &str,
-        channel: &str,
-        engine: &str,
+        to: &Destination<'_>,
         epoch: u64,
     ) -> Result<(), PgError> {
         let epoch = epoch as i64;
         if !self.fire_id.is_empty() {
-            let names: Vec<String> = self
-                .queue
-                .iter()
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .cloned()
-                .collect();
-            let defaults: Vec<chime_core::QueueConfig> =
-                names.iter().map(chime_core::QueueConfig::new).collect();
-            let configs: Vec<String> = defaults
-                .iter()
-                .map(|c| serde_json::to_string(c).expect("QueueConfig serializes"))
-                .collect();
-            let windows: Vec<i64> = defaults.iter().map(|c| c.dedup_window_ms).collect();
-            tx.execute(
-                &format!(
-                    "INSERT INTO {schema}.chime_queues (name, config, seed, dedup_window_ms)
-                     SELECT n, c, 0, w FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(n, c, w)
-                     ON CONFLICT (name) DO NOTHING"
-                ),
-                &[&names, &configs, &windows],
-            )
-            .await
-            .map_err(PgError::db("creating the queues of fires"))?;
-            let rows = tx
-                .query(
-                    &format!(
-                        "WITH t AS MATERIALIZED (
-                             SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
-                             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
-                                         $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[],
-                                         $13::int[], $14::int[])
-                                  WITH ORDINALITY
-                                  AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms,
-                                       queue, payload, headers, priority, max_attempts, ord)),
-                         f AS (
-                             INSERT INTO {schema}.chime_fires
-                                 (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms,
-                                  fired_ms, epoch, queue, job)
-                             SELECT $1, fire_id, schedule, nominal_ms, kind, reason, due_ms,
-                                    fired_ms, $12, queue, job
-                             FROM t ORDER BY ord
-                             ON CONFLICT DO NOTHING
-                             RETURNING fire_id)
-                         INSERT INTO {schema}.chime_jobs
-                             (id, queue, state, priority, run_at, max_attempts, payload, headers, fire)
-                         SELECT t.job, t.queue, 'pending', t.priority, date_trunc('milliseconds', now()),
-                                t.max_attempts, t.payload, t.headers, t.fire_id
-                         FROM t JOIN f ON f.fire_id = t.fire_id
-                         ORDER BY t.ord
-                         RETURNING queue"
-                    ),
-                    &[
-                        &engine,
-                        &self.fire_id,
-                        &self.schedule,
-                        &self.nominal_ms,
-                        &self.kind,
-                        &self.reason,
-                        &self.due_ms,
-                        &self.fired_ms,
-                        &self.queue,
-                        &self.payload,
-                        &self.headers,
-                        &epoch,
-                        &self.priority,
-                        &self.max_attempts,
-                    ],
-                )
+            let names: BTreeSet<&str> = self.queue.iter().map(String::as_str).collect();
+            let rows = QueueRows::implicit(names, to.engine_config);
+            tx.query_typed(&sql::upsert_queues(to.schema), &rows.typed())
                 .await
-                .map_err(PgError::db("inserting fires and their jobs"))?;
-            let woken: BTreeSet<String> = rows.iter().map(|r| r.get(0)).collect();
-            let woken: Vec<String> = woken.into_iter().collect();
+                .map_err(PgError::db("creating the queues of fires"))?;
+            let woken = self.write_fires(tx, to, epoch).await?;
             tx.execute(
                 "SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q",
-                &[&channel, &woken],
+                &[&to.channel, &woken],
             )
             .await
             .map_err(PgError::db("announcing the jobs of fires"))?;
         }
         if !self.skip_schedule.is_empty() {
-            tx.execute(
-                &format!(
-                    "INSERT INTO {schema}.chime_skips
-                         (engine, schedule, first_ms, last_ms, count, reason, epoch)
-                     SELECT $1, s, f, l, c, r, $7
-                     FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[])
-                          AS t(s, f, l, c, r)
-                     ON CONFLICT DO NOTHING"
-                ),
+            self.write_skips(tx, to, epoch).await?;
+        }
+        Ok(())
+    }
+
+    /// Inserts the fires not yet known, each with a job id reserved, then
+    /// their jobs through the one job insert ([`sql::insert_jobs`]).
+    /// Returns the queues that got a job.
+    async fn write_fires(
+        &self,
+        tx: &Transaction<'_>,
+        to: &Destination<'_>,
+        epoch: i64,
+    ) -> Result<Vec<String>, PgError> {
+        let sql = insert_fires_sql(to.schema);
+        let new = tx
+            .query(
+                &sql,
                 &[
-                    &engine,
-                    &self.skip_schedule,
-                    &self.skip_first_ms,
-                    &self.skip_last_ms,
-                    &self.skip_count,
-                    &self.skip_reason,
+                    &to.engine,
+                    &self.fire_id,
+                    &self.schedule,
+                    &self.nominal_ms,
+                    &self.kind,
+                    &self.reason,
+                    &self.due_ms,
+                    &self.fired_ms,
+                    &self.queue,
                     &epoch,
                 ],
             )
             .await
-            .map_err(PgError::db("recording skipped boundaries"))?;
+            .map_err(PgError::db("inserting fires"))?;
+        // By reserved id: the delivery's order.
+        let mut new: Vec<(String, i64)> = new.iter().map(|r| (r.get(0), r.get(1))).collect();
+        new.sort_by_key(|&(_, job)| job);
+        let index: BTreeMap<&str, usize> = self
+            .fire_id
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.as_str(), i))
+            .collect();
+        let mut jobs = JobRows::default();
+        let mut woken = BTreeSet::new();
+        for (fire, job) in &new {
+            let i = index[fire.as_str()];
+            woken.insert(self.queue[i].clone());
+            jobs.fire(
+                *job,
+                fire.clone(),
+                &self.queue[i],
+                self.priority[i],
+                self.max_attempts[i],
+                &self.payload[i],
+                self.headers[i].clone(),
+            );
         }
+        if !jobs.is_empty() {
+            tx.query_typed(&sql::insert_jobs(to.schema), &jobs.typed())
+                .await
+                .map_err(PgError::db("inserting the jobs of fires"))?;
+        }
+        Ok(woken.into_iter().collect())
+    }
+
+    /// Inserts the skipped runs not yet known.
+    async fn write_skips(
+        &self,
+        tx: &Transaction<'_>,
+        to: &Destination<'_>,
+        epoch: i64,
+    ) -> Result<(), PgError> {
+        tx.execute(
+            &format!(
+                "INSERT INTO {}.chime_skips
+                     (engine, schedule, first_ms, last_ms, count, reason, epoch)
+                 SELECT $1, s, f, l, c, r, $7
+                 FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[])
+                      AS t(s, f, l, c, r)
+                 ON CONFLICT DO NOTHING",
+                to.schema
+            ),
+            &[
+                &to.engine,
+                &self.skip_schedule,
+                &self.skip_first_ms,
+                &self.skip_last_ms,
+                &self.skip_count,
+                &self.skip_reason,
+                &epoch,
+            ],
+        )
+        .await
+        .map_err(PgError::db("recording skipped boundaries"))?;
         Ok(())
     }
+}
+
+/// Inserts the fires of `$2`… not yet known for engine `$1` (epoch
+/// `$10`), each with a job id reserved for its job; returns the new ones'
+/// ids and job ids. The ids are reserved in delivery order (one `nextval`
+/// per fire, in a materialized scan of the arrays), so the jobs of one
+/// delivery are claimed in fire order.
+fn insert_fires_sql(schema: &str) -> String {
+    format!(
+        "WITH t AS MATERIALIZED (
+             SELECT u.*, nextval(pg_get_serial_sequence('{schema}.chime_jobs', 'id')) AS job
+             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
+                         $7::bigint[], $8::bigint[], $9::text[])
+                  WITH ORDINALITY
+                  AS u(fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, queue,
+                       ord))
+         INSERT INTO {schema}.chime_fires
+             (engine, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, epoch,
+              queue, job)
+         SELECT $1, fire_id, schedule, nominal_ms, kind, reason, due_ms, fired_ms, $10,
+                queue, job
+         FROM t ORDER BY ord
+         ON CONFLICT DO NOTHING
+         RETURNING fire_id, job"
+    )
+}
+
+/// Where [`Deliveries::write`] writes: the quoted schema, its wake-up
+/// channel, the engine (its lease name) and the engine's config (the seed
+/// and limits of queues its fires create).
+pub(crate) struct Destination<'a> {
+    /// The quoted schema.
+    pub(crate) schema: &'a str,
+    /// The queues' wake-up channel.
+    pub(crate) channel: &'a str,
+    /// The engine's lease name.
+    pub(crate) engine: &'a str,
+    /// Its config.
+    pub(crate) engine_config: &'a EngineConfig,
 }
 
 /// Up to `max` fires of `engine` whose job has ended (or is gone: finished
@@ -249,8 +293,9 @@ pub async fn ended(
                  FROM \"{schema}\".chime_fires f
                  LEFT JOIN \"{schema}\".chime_jobs j ON j.id = f.job
                  WHERE f.engine = $1 AND NOT f.settled
-                   AND (j.id IS NULL OR j.state IN ('completed', 'dead', 'dropped', 'cancelled'))
-                 LIMIT $2"
+                   AND (j.id IS NULL OR j.state IN {ended})
+                 LIMIT $2",
+                ended = sql::states(JobState::is_terminal),
             ),
             &[&engine, &max],
         )
@@ -263,8 +308,10 @@ pub async fn ended(
         let fire = id
             .parse::<FireId>()
             .map_err(|e| PgError::Stored(format!("fire id {id:?}: {e}")))?;
-        let outcome = match state {
-            None | Some("completed") => FireOutcome::Succeeded,
+        // A job that is gone (pruned by retention) counts as succeeded, an
+        // ended one by its state.
+        let outcome = match state.map(JobState::from_name) {
+            None | Some(Some(JobState::Completed)) => FireOutcome::Succeeded,
             Some(_) => FireOutcome::Failed,
         };
         out.push((fire, outcome));

@@ -153,7 +153,33 @@ CREATE TABLE {schema}.chime_skips (
 );
 "#,
     },
+    Migration {
+        version: 4,
+        name: "job states named as in chime-core",
+        sql: r#"
+-- Job states take chime-core's names (JobState::as_str): 'pending' becomes
+-- 'available'. A job waiting for its run_at is stored 'available' too
+-- (core's 'scheduled' is not stored: claims filter on run_at, and reads
+-- derive it). The claim index follows its predicate.
+ALTER TABLE {schema}.chime_jobs DROP CONSTRAINT chime_jobs_state_check;
+DROP INDEX {schema}.chime_jobs_claim;
+UPDATE {schema}.chime_jobs SET state = 'available' WHERE state = 'pending';
+ALTER TABLE {schema}.chime_jobs ADD CONSTRAINT chime_jobs_state_check
+    CHECK (state IN ('available', 'claimed', 'completed', 'dead', 'dropped', 'cancelled'));
+CREATE INDEX chime_jobs_claim ON {schema}.chime_jobs (queue, priority DESC, run_at, id)
+    WHERE state = 'available';
+"#,
+    },
 ];
+
+/// The SQL of migration `version` (tests check it against core's rules).
+#[cfg(test)]
+pub(crate) fn sql_of(version: i32) -> &'static str {
+    MIGRATIONS
+        .iter()
+        .find(|m| m.version == version)
+        .map_or("", |m| m.sql)
+}
 
 /// The newest schema version this binary knows.
 pub fn latest_version() -> i32 {
@@ -164,10 +190,20 @@ pub fn latest_version() -> i32 {
 /// Returns the versions applied by this call (empty: already current).
 /// Refuses a schema newer than this binary.
 pub async fn migrate(client: &mut Client, schema: &str) -> Result<Vec<i32>, PgError> {
+    migrate_to(client, schema, latest_version()).await
+}
+
+/// [`migrate`], stopping at version `target`: a database as an older
+/// binary left it (the tests of a migration start from one).
+pub async fn migrate_to(
+    client: &mut Client,
+    schema: &str,
+    target: i32,
+) -> Result<Vec<i32>, PgError> {
     check_schema(schema)?;
     let quoted = format!("\"{schema}\"");
     let mut applied = Vec::new();
-    for m in MIGRATIONS {
+    for m in MIGRATIONS.iter().filter(|m| m.version <= target) {
         let tx = client
             .transaction()
             .await

@@ -26,7 +26,7 @@ pub mod store;
 pub mod workers;
 
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions};
-pub use queue::{Enqueued, Failed, PgJob, PgQueues, QueueError};
+pub use queue::{PgQueues, QueueError};
 pub use store::PgStore;
 
 /// Where the backend's tables live.

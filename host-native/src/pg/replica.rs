@@ -211,7 +211,7 @@ async fn lead(
     // A paused leader must not hold the lease row's lock past its TTL.
     let idle_limit = cfg.lease.ttl / 2;
     let driver = tokio::task::spawn_blocking(move || {
-        let mut store = PgStore::open(&pg, &name, epoch)?;
+        let mut store = PgStore::open(&pg, &name, epoch, &driver_cfg.engine)?;
         store.limit_idle_in_transaction(idle_limit)?;
         Driver::recover(Box::new(store), clock, driver_cfg)
     })

@@ -10,11 +10,11 @@
 //! with [`StoreError::Fenced`] — a deposed leader writes nothing.
 
 use super::bridge::Bridge;
-use super::fires::Deliveries;
+use super::fires::{Deliveries, Destination};
 use super::migrate::migrate;
 use super::{PgConfig, PgError, check_schema};
 use crate::store::{Recovered, Store, StoreError};
-use chime_core::{Command, Epoch, JournalEntry, Snapshot, journal};
+use chime_core::{Command, EngineConfig, Epoch, JournalEntry, Snapshot, journal};
 use tokio_postgres::Transaction;
 
 /// Table names in the configured schema.
@@ -37,6 +37,8 @@ pub struct PgStore {
     bridge: Bridge,
     tables: Tables,
     engine: String,
+    /// The seed and limits of the queues the engine's fires create.
+    engine_config: EngineConfig,
     epoch: u64,
     first_seq: i64,
     next_seq: i64,
@@ -57,9 +59,19 @@ impl PgStore {
     /// Connects (on the store's own thread), migrates the schema, and opens
     /// the state of `engine` — the name of the leader lease that guards it
     /// — for writing under `epoch` (the grant from
-    /// [`super::LeaderLease::acquire`]). Blocking: call it before the driver
-    /// starts, like [`crate::store::RedbStore::open`].
-    pub fn open(config: &PgConfig, engine: &str, epoch: Epoch) -> Result<PgStore, StoreError> {
+    /// [`super::LeaderLease::acquire`]). A queue that one of the engine's
+    /// fires names and the tables do not hold yet is created as an
+    /// enqueue creates it: [`chime_core::QueueConfig::implicit`] under
+    /// `engine_config`'s limits, with its seed (the one the queues'
+    /// [`super::PgQueues`] are given), so the fire's retries are the
+    /// engine's. Blocking: call it before the driver starts, like
+    /// [`crate::store::RedbStore::open`].
+    pub fn open(
+        config: &PgConfig,
+        engine: &str,
+        epoch: Epoch,
+        engine_config: &EngineConfig,
+    ) -> Result<PgStore, StoreError> {
         check_schema(&config.schema)?;
         let bridge = Bridge::connect(&config.url)?;
         let schema = config.schema.clone();
@@ -76,6 +88,7 @@ impl PgStore {
             bridge,
             tables,
             engine: engine.to_owned(),
+            engine_config: engine_config.clone(),
             epoch: epoch.0,
             first_seq: 0,
             next_seq: 0,
@@ -317,6 +330,7 @@ impl Store for PgStore {
         }
         let (leader, engine, epoch) = (self.tables.leader.clone(), self.engine.clone(), self.epoch);
         let (schema, channel) = (self.tables.schema.clone(), self.tables.channel.clone());
+        let engine_config = self.engine_config.clone();
         self.bridge.call(move |c| {
             Box::pin(async move {
                 let tx = c
@@ -324,7 +338,13 @@ impl Store for PgStore {
                     .await
                     .map_err(PgError::db("starting a delivery"))?;
                 fence(&tx, &leader, &engine, epoch).await?;
-                d.write(&tx, &schema, &channel, &engine, epoch).await?;
+                let to = Destination {
+                    schema: &schema,
+                    channel: &channel,
+                    engine: &engine,
+                    engine_config: &engine_config,
+                };
+                d.write(&tx, &to, epoch).await?;
                 tx.commit()
                     .await
                     .map_err(PgError::db("committing a delivery"))?;

@@ -3,8 +3,9 @@
 //! sugar over [`Handle::call`], which takes any core `Input`; the engine
 //! still decides everything (and refuses bad input with a typed error).
 
+use crate::backend::Enqueued;
 use crate::driver::{DriverError, Handle};
-use chime_core::{EnqueueRequest, FireId, Input, JobId, Reply, ScheduleDef, Timestamp};
+use chime_core::{EnqueueRequest, FireId, Input, Reply, ScheduleDef, Timestamp};
 
 /// Why a typed call did not succeed.
 #[derive(Debug, thiserror::Error)]
@@ -27,15 +28,6 @@ impl CallError {
             CallError::Driver(_) => "driver_stopped",
         }
     }
-}
-
-/// What an enqueue returned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Enqueued {
-    /// The job: a new one, or the live one holding the same key.
-    pub job: JobId,
-    /// `true` when an existing job with the same key was returned.
-    pub deduplicated: bool,
 }
 
 impl Handle {

@@ -14,7 +14,7 @@ mod check;
 mod reload;
 
 pub use builder::Builder;
-pub use calls::{CallError, Enqueued};
+pub use calls::CallError;
 pub use check::{Rejection, Subject, check};
 pub use reload::{ReloadError, ReloadReport};
 
