@@ -9,7 +9,7 @@
 //! none) the caller is on, including tests on a paused clock, and leaves the
 //! `Store` trait and the redb path untouched.
 
-use super::{PgError, connect};
+use super::connection::{PgError, connect};
 use std::future::Future;
 use std::pin::Pin;
 use tokio::sync::mpsc;

@@ -10,7 +10,7 @@
 //! replays the journal and delivers every replayed fire once more, and
 //! only the ones that never arrived get a job.
 
-use super::PgError;
+use super::connection::PgError;
 use super::queue::{JobRows, QueueRows, sql};
 use chime_core::{Command, EngineConfig, Event, FireId, FireKind, FireOutcome, JobState};
 use std::collections::{BTreeMap, BTreeSet};

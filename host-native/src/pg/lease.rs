@@ -27,7 +27,8 @@
 //! same epoch in the store's transactions ([`super::PgStore`]), so even a
 //! leader that missed losing its lease (paused, partitioned) cannot write.
 
-use super::{PgConfig, PgError, check_schema, connect, migrate::migrate};
+use super::connection::{PgConfig, PgError, check_schema, connect};
+use super::migrate::migrate;
 use crate::driver::Clock;
 use chime_core::{Epoch, LeadershipGrant, Timestamp};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! Migrations are append-only: never edit one that has shipped, add the
 //! next version instead.
 
-use super::{PgError, check_schema};
+use super::connection::{PgError, check_schema};
 use tokio_postgres::Client;
 
 /// One schema change. `{schema}` in the SQL is replaced by the quoted

@@ -15,9 +15,12 @@
 //! not in the engine), with the settle timeout as its lease: a fire whose
 //! job has not ended after that long stops counting as in flight.
 
+use super::connection::{PgConfig, PgError};
 use super::fires::{ended, mark_settled};
+use super::lease::{LeaderLease, LeaseGrant, LeaseOptions};
+use super::queue::PgQueues;
+use super::store::PgStore;
 use super::workers::{PgSource, PoolWakes, forward_wakes};
-use super::{LeaderLease, LeaseGrant, LeaseOptions, PgConfig, PgError, PgQueues, PgStore};
 use crate::driver::{Clock, Driver, DriverConfig, Handle};
 use crate::runtime::apply;
 use crate::{RunError, Setup, worker};

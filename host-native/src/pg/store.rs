@@ -10,9 +10,9 @@
 //! with [`StoreError::Fenced`] — a deposed leader writes nothing.
 
 use super::bridge::Bridge;
+use super::connection::{PgConfig, PgError, check_schema};
 use super::fires::{Deliveries, Destination};
 use super::migrate::migrate;
-use super::{PgConfig, PgError, check_schema};
 use crate::store::{Recovered, Store, StoreError};
 use chime_core::{Command, EngineConfig, Epoch, JournalEntry, Snapshot, journal};
 use tokio_postgres::Transaction;
@@ -82,7 +82,7 @@ impl PgStore {
             snapshot: format!("{q}.chime_snapshot"),
             journal: format!("{q}.chime_journal"),
             schema: q,
-            channel: super::wake_channel(&config.schema),
+            channel: super::connection::wake_channel(&config.schema),
         };
         let mut store = PgStore {
             bridge,

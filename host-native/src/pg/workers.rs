@@ -4,7 +4,8 @@
 //! [`forward_wakes`], which `LISTEN`s for the queues' wake-ups and wakes
 //! the local pools of the queue each one names.
 
-use super::{PgConfig, PgError, PgQueues, QueueError, wake_channel};
+use super::connection::{PgConfig, PgError, wake_channel};
+use super::queue::{PgQueues, QueueError};
 use crate::worker::{JobSource, SourceError};
 use chime_core::{Claimed, JobId, LeaseToken};
 use std::collections::BTreeMap;

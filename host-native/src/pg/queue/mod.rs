@@ -91,7 +91,8 @@ pub(crate) mod sql;
 pub(crate) use declare::QueueRows;
 pub(crate) use enqueue::JobRows;
 
-use super::{PgConfig, PgError, check_schema, connect, migrate::migrate};
+use super::connection::{PgConfig, PgError, check_schema, connect};
+use super::migrate::migrate;
 use chime_core::{
     EngineConfig, Error as CoreError, FireId, Headers, Input, JobId, JobInfo, JobState, Payload,
     QueueConfig, Timestamp, validate_input,
@@ -211,7 +212,7 @@ impl PgQueues {
         Ok(PgQueues {
             client: Arc::new(client),
             schema: format!("\"{}\"", config.schema),
-            channel: super::wake_channel(&config.schema),
+            channel: super::connection::wake_channel(&config.schema),
             engine,
             queues: Mutex::new(BTreeSet::new()),
             wakes: Arc::default(),
