@@ -112,7 +112,8 @@ macro_rules! record_decoder {
                     }
                     n += 1;
                 )*
-                unreachable!("field index {i} out of the shape ({n} fields)")
+                // Not reached: the driver asks only for indexes of the shape.
+                $crate::wire::decode::Slot::Skip
             }
 
             fn finish(&mut self) -> Result<(), $crate::wire::decode::Problem> {
@@ -374,6 +375,8 @@ pub(crate) enum Slot<'a> {
     Seq(&'a mut dyn Elements),
     /// A `BTreeMap` of structs (later duplicates win).
     Map(&'a mut dyn Entries),
+    /// A value read and dropped (`IgnoredAny`); not reached.
+    Skip,
 }
 
 /// Reads one value into its slot.
@@ -429,6 +432,9 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             }
             Slot::Seq(s) => d.deserialize_seq(nested::SeqVisitor(s))?,
             Slot::Map(m) => d.deserialize_map(nested::MapVisitor(m))?,
+            Slot::Skip => {
+                IgnoredAny::deserialize(d)?;
+            }
         }
         Ok(())
     }

@@ -44,8 +44,10 @@ impl<T: Nested> Elements for SeqOf<T> {
     }
 
     fn push(&mut self) {
-        let item = T::built(&mut self.next).expect("element read");
-        self.items.as_mut().expect("sequence started").push(item);
+        // Both are there: `start` began the list and an element was read.
+        if let (Some(items), Some(item)) = (&mut self.items, T::built(&mut self.next)) {
+            items.push(item);
+        }
     }
 }
 
@@ -128,10 +130,11 @@ impl<K: Field + Ord, T: Nested> Entries for MapOf<K, T> {
     }
 
     fn insert(&mut self) {
-        let key = K::take(&mut self.key).expect("key read");
-        let value = T::built(&mut self.value).expect("value read");
-        let items = self.items.as_mut().expect("map started");
-        items.insert(key, value);
+        // All are there: `start` began the map, a key and a value were read.
+        let key = K::take(&mut self.key);
+        if let (Some(items), Some(key), Some(value)) = (&mut self.items, key, T::built(&mut self.value)) {
+            items.insert(key, value);
+        }
     }
 }
 
@@ -215,8 +218,10 @@ impl<T: Restore> Record for Restoring<T> {
     }
 
     fn check(&mut self) -> Result<(), String> {
-        let parts = T::Parts::built(&mut self.parts).expect("parts read");
-        self.out = Some(T::restore(parts)?);
+        // The parts are there: `finish` built them.
+        if let Some(parts) = T::Parts::built(&mut self.parts) {
+            self.out = Some(T::restore(parts)?);
+        }
         Ok(())
     }
 }
