@@ -3,7 +3,7 @@
 //! `JournalEntry`.
 
 use super::enums::VariantKey;
-use super::{Decode, Field, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
+use super::{Decode, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
 use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
@@ -345,10 +345,26 @@ impl<'de> Visitor<'de> for InputVisitor {
                 access.unit_variant()?;
                 Ok(Input::Advance)
             }
-            1 => Ok(Input::DeclareQueue(newtype(access)?)),
-            2 => Ok(Input::UpsertSchedule(newtype(access)?)),
-            8 => Ok(Input::Enqueue(newtype(access)?)),
-            17 => Ok(Input::Leadership(newtype(access)?)),
+            1 => {
+                let mut b = super::records::QueueConfigB::default();
+                access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
+                Ok(Input::DeclareQueue(Nested::built(&mut b).expect("read")))
+            }
+            2 => {
+                let mut b = super::records::ScheduleDefB::default();
+                access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
+                Ok(Input::UpsertSchedule(Nested::built(&mut b).expect("read")))
+            }
+            8 => {
+                let mut b = EnqueueRequestB::default();
+                access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
+                Ok(Input::Enqueue(Nested::built(&mut b).expect("read")))
+            }
+            17 => {
+                let mut b = LeadershipGrantB::default();
+                access.newtype_variant_seed(Seed(Slot::OptRec(&mut b)))?;
+                Ok(Input::Leadership(Nested::built(&mut b)))
+            }
             v => {
                 let mut b = InputArgs {
                     variant: v,
@@ -366,14 +382,6 @@ impl Decode for Input {
     fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<Input, D::Error> {
         d.deserialize_enum("Input", INPUT_VARIANTS, InputVisitor)
     }
-}
-
-/// A newtype variant's value, read through its field store (a nested
-/// struct, or `Option` of one).
-fn newtype<'de, T: Field, A: VariantAccess<'de>>(access: A) -> Result<T, A::Error> {
-    let mut store = T::Store::default();
-    access.newtype_variant_seed(Seed(T::slot(&mut store)))?;
-    Ok(T::take(&mut store).expect("read"))
 }
 
 record_decoder! {

@@ -3,7 +3,9 @@
 //! snapshot's lists and maps without naming what they hold.
 
 use super::{Field, Nested, Record, Seed, Shape, Slot};
-use serde::de::{MapAccess, SeqAccess, Visitor};
+use crate::wire::ids::JobId;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -91,37 +93,78 @@ pub(crate) trait Entries {
     /// The map has started: an empty map.
     fn start(&mut self);
     /// Where the next key goes.
-    fn key(&mut self) -> Slot<'_>;
+    fn key(&mut self) -> KeySlot<'_>;
     /// The builder of the next value.
     fn value(&mut self) -> &mut dyn Record;
     /// The entry just read goes in the map (replacing an equal key's).
     fn insert(&mut self);
 }
 
+/// Where a map's key goes: the key types of the snapshot's maps. Apart
+/// from [`Slot`], so that keys (read through serde_json's `MapKey`) do not
+/// instantiate the whole of [`Seed`] a second time.
+pub(crate) enum KeySlot<'a> {
+    Str(&'a mut Option<String>),
+    JobId(&'a mut Option<JobId>),
+}
+
+/// A type that keys a map of structs.
+pub(crate) trait MapKey: Ord + Sized {
+    /// Where the key goes.
+    fn slot(store: &mut Option<Self>) -> KeySlot<'_>;
+}
+
+impl MapKey for String {
+    fn slot(store: &mut Option<String>) -> KeySlot<'_> {
+        KeySlot::Str(store)
+    }
+}
+
+impl MapKey for JobId {
+    fn slot(store: &mut Option<JobId>) -> KeySlot<'_> {
+        KeySlot::JobId(store)
+    }
+}
+
+/// Reads a key into its slot, with the key type's `Deserialize`.
+struct KeySeed<'a>(KeySlot<'a>);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        match self.0 {
+            KeySlot::Str(o) => *o = Some(Deserialize::deserialize(d)?),
+            KeySlot::JobId(o) => *o = Some(Deserialize::deserialize(d)?),
+        }
+        Ok(())
+    }
+}
+
 /// The [`Field`] store of a `BTreeMap<K, T>`: one key and one builder,
 /// reused for every entry.
-pub(crate) struct MapOf<K: Field, T: Nested> {
+pub(crate) struct MapOf<K: MapKey, T: Nested> {
     items: Option<BTreeMap<K, T>>,
-    key: K::Store,
+    key: Option<K>,
     value: T::Builder,
 }
 
-impl<K: Field, T: Nested> Default for MapOf<K, T> {
+impl<K: MapKey, T: Nested> Default for MapOf<K, T> {
     fn default() -> Self {
         MapOf {
             items: None,
-            key: K::Store::default(),
+            key: None,
             value: T::Builder::default(),
         }
     }
 }
 
-impl<K: Field + Ord, T: Nested> Entries for MapOf<K, T> {
+impl<K: MapKey, T: Nested> Entries for MapOf<K, T> {
     fn start(&mut self) {
         self.items = Some(BTreeMap::new());
     }
 
-    fn key(&mut self) -> Slot<'_> {
+    fn key(&mut self) -> KeySlot<'_> {
         K::slot(&mut self.key)
     }
 
@@ -131,14 +174,16 @@ impl<K: Field + Ord, T: Nested> Entries for MapOf<K, T> {
 
     fn insert(&mut self) {
         // All are there: `start` began the map, a key and a value were read.
-        let key = K::take(&mut self.key);
-        if let (Some(items), Some(key), Some(value)) = (&mut self.items, key, T::built(&mut self.value)) {
+        let key = self.key.take();
+        if let (Some(items), Some(key), Some(value)) =
+            (&mut self.items, key, T::built(&mut self.value))
+        {
             items.insert(key, value);
         }
     }
 }
 
-impl<K: Field + Ord, T: Nested> Field for BTreeMap<K, T> {
+impl<K: MapKey, T: Nested> Field for BTreeMap<K, T> {
     type Store = MapOf<K, T>;
 
     fn slot(store: &mut MapOf<K, T>) -> Slot<'_> {
@@ -163,7 +208,7 @@ impl<'de> Visitor<'de> for MapVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         self.0.start();
-        while map.next_key_seed(Seed(self.0.key()))?.is_some() {
+        while map.next_key_seed(KeySeed(self.0.key()))?.is_some() {
             map.next_value_seed(Seed(Slot::Rec(self.0.value())))?;
             self.0.insert();
         }
