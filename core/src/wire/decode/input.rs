@@ -3,6 +3,7 @@
 //! `JournalEntry`.
 
 use super::enums::VariantKey;
+use super::records::{QueueConfigB, ScheduleDefB};
 use super::{Decode, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
 use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
@@ -346,12 +347,12 @@ impl<'de> Visitor<'de> for InputVisitor {
                 Ok(Input::Advance)
             }
             1 => {
-                let mut b = super::records::QueueConfigB::default();
+                let mut b = QueueConfigB::default();
                 access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
                 Ok(Input::DeclareQueue(Nested::built(&mut b).expect("read")))
             }
             2 => {
-                let mut b = super::records::ScheduleDefB::default();
+                let mut b = ScheduleDefB::default();
                 access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
                 Ok(Input::UpsertSchedule(Nested::built(&mut b).expect("read")))
             }
