@@ -19,12 +19,14 @@ no() {
 }
 
 c=core/src
-no "core ground imports a layer above" 'crate::(spec|wire|schedule|queue|lease|engine|host)\b' $c/time.rs $c/time $c/det.rs
+no "core ground imports a layer above" 'crate::(spec|wire|schedule|queue|lease|engine)\b' $c/time.rs $c/time $c/det.rs $c/host.rs
 no "core spec/ imports a layer above" 'crate::(wire|schedule|queue|lease|engine)\b' $c/spec
 no "core wire/ imports a layer above" 'crate::(schedule|queue|lease|engine)\b' $c/wire
 no "core schedule/ imports queue, lease or engine" 'crate::(queue|lease|engine)\b' $c/schedule
 no "core queue/ imports schedule, lease or engine" 'crate::(schedule|lease|engine)\b' $c/queue.rs $c/queue
 no "core lease.rs imports schedule, queue or engine" 'crate::(schedule|queue|engine)\b' $c/lease.rs
+no "core code reaches the root's re-exports" 'crate::[A-Z]' $(find $c -name '*.rs' ! -path $c/lib.rs)
+no "core climbs with super::super" 'super::super' $c
 
 # host-native, lowest first: store, driver, backend, worker, runtime (re-exported at
 # the crate root, so `crate::{…}` and `crate::Name` are runtime too), then
@@ -43,6 +45,13 @@ no "host names pg outside pg/, daemon/ and main.rs" '\bpg::|\bPg[A-Z]' \
   $h/store $h/driver $h/backend $h/worker $h/runtime $h/http $h/lib.rs
 # lib.rs only declares modules and re-exports.
 no "host lib.rs defines an item" '^\s*(pub(\([a-z]+\))? )?(async )?(fn|struct|enum|trait|impl|const|static|type|macro_rules)\b' $h/lib.rs
+
+big="$(find core/src host-native/src wasm/src -name '*.rs' ! -name 'tests.rs' ! -name '*_tests.rs' \
+  -exec wc -l {} + | awk '$2 != "total" && $1 > 800')"
+if [ -n "$big" ]; then
+  printf 'size: source files over 800 lines\n%s\n' "$big"
+  bad=1
+fi
 
 if [ "$bad" = 0 ]; then echo "layering: ok"; fi
 exit "$bad"

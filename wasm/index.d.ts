@@ -64,6 +64,17 @@ export type Validation =
 export function preview(spec: string, opts?: SpecQuery): Occurrence[];
 export function validate(spec: string, opts?: SpecQuery): Validation;
 export function tzdbVersion(): string;
+/**
+ * The core's snapshot cadence, shared with the native driver: due once
+ * `entries` journal lines reach `every` in a quiet moment (the engine's
+ * next deadline `slackMs` away is at least twice the last snapshot's
+ * `costMs`; `null`: nothing pending), or at 4 × `every` at once.
+ */
+export function snapshotDue(entries: number, every: number, slackMs: number | null | undefined, costMs: number): boolean;
+/** The default `every` of `snapshotDue` and of `SchedulerOptions.snapshotEvery` (10,000). */
+export function snapshotEvery(): number;
+/** How often a job leased for `leaseMs` is heartbeaten: a third of the lease, at least 1 ms. */
+export function heartbeatPeriodMs(leaseMs: number): number;
 export function toMs(t: TimeIn, field?: string): number;
 /** An input as the JSON text the engine parses and a journal records. */
 export function encodeInput(input: InputIn): string;
@@ -175,6 +186,7 @@ export interface SchedulerOptions {
   store?: Store;
   clock?: Clock;
   worker?: string;
+  /** Journal lines before a snapshot in a quiet moment, 4× at once (default `snapshotEvery()`). */
   snapshotEvery?: number;
   onCommand?: (cmd: Command) => void;
   onError?: (e: unknown) => void;

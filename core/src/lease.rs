@@ -242,13 +242,60 @@ impl Leases {
     }
 }
 
-/// The serialized fields of [`Leases`].
+/// The serialized fields of [`Leases`] (read by `Deserialize` and by the
+/// compact decoder, below).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct LeasesData {
+pub(crate) struct LeasesData {
     last_token: u64,
     #[serde(default)]
     held: BTreeMap<String, Held>,
+}
+
+// The compact decoder's records of the snapshot's leases (see
+// `wire::decode`): fields in declaration order, as the derive reads them.
+#[cfg(any(feature = "compact-decode", test))]
+mod decode {
+    use super::{Held, Leases, LeasesData};
+    use crate::time::Timestamp;
+    use crate::wire::decode::{Field, Restore, Restoring, Slot, record_decoder};
+    use crate::wire::ids::LeaseToken;
+    use std::collections::BTreeMap;
+
+    record_decoder! {
+        HeldB => Held, "Held", "3 elements", deny_unknown: true;
+        owner: String, "owner", req;
+        token: LeaseToken, "token", req;
+        expires_at: Timestamp, "expiresAt", req;
+    }
+
+    record_decoder! {
+        LeasesDataB => LeasesData, "LeasesData", "2 elements", deny_unknown: true;
+        last_token: u64, "lastToken", req;
+        held: BTreeMap<String, Held>, "held", def;
+    }
+
+    /// `Leases` reads its fields, then rebuilds and checks its expiry
+    /// index, as its `Deserialize` impl does.
+    impl Restore for Leases {
+        type Parts = LeasesData;
+
+        fn restore(p: LeasesData) -> Result<Leases, String> {
+            Leases::restored(p.last_token, p.held)
+        }
+    }
+
+    impl Field for Leases {
+        type Store = Restoring<Leases>;
+
+        fn slot(store: &mut Restoring<Leases>) -> Slot<'_> {
+            Slot::Checked(store)
+        }
+
+        fn take(store: &mut Restoring<Leases>) -> Option<Leases> {
+            store.take()
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for Leases {
@@ -260,7 +307,7 @@ impl<'de> Deserialize<'de> for Leases {
 
 impl Leases {
     /// Leases from their serialized fields, with the expiry index rebuilt
-    /// and checked (shared by `Deserialize` and `wire::decode`).
+    /// and checked (shared by `Deserialize` and the compact decoder).
     pub(crate) fn restored(
         last_token: u64,
         held: BTreeMap<String, Held>,

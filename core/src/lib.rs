@@ -57,10 +57,12 @@
 #![warn(unreachable_pub)]
 
 // The layers, lowest first; no module imports one above it (see
-// `docs/architecture.md`). Every module is private: the public API is the
-// list of re-exports below, one path per type.
+// `docs/architecture.md`). Every module is private but `host` (the rules
+// of the host's loop, a namespace of functions like `journal`): the public
+// API is the list of re-exports below, one path per type.
 mod det;
 mod engine;
+pub mod host;
 mod lease;
 mod queue;
 mod schedule;
@@ -74,7 +76,7 @@ pub use engine::snapshot::{SNAPSHOT_FORMAT, Snapshot};
 pub use engine::{Engine, validate_input};
 
 /// The journal of inputs: a namespace of functions (`journal::read`,
-/// `journal::write`, `journal::replay`, …) kept as the one public module,
+/// `journal::write`, `journal::replay`, …) kept as a public module (as `host` is),
 /// because its short verbs read well only behind their module's name.
 pub use engine::journal;
 

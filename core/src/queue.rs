@@ -32,6 +32,9 @@
 //!   `Heartbeat`/`Complete`/`Fail` at `MAX` with its token succeed.
 
 mod backoff;
+// The compact decoder's records of the snapshot's queue state.
+#[cfg(any(feature = "compact-decode", test))]
+mod decode;
 mod dedup;
 
 pub use backoff::{AfterFailure, after_failure};
@@ -51,8 +54,6 @@ use crate::wire::name;
 use crate::wire::queue_config::{QueueConfig, QueueMode, QueueTotals};
 use serde::Serialize;
 use std::collections::BTreeMap;
-#[cfg(any(feature = "compact-decode", test))]
-pub(crate) use store::DedupEntry;
 pub(crate) use store::{Index, Job, JobLease, KeySpace, QueueState};
 
 /// What [`Queues::enqueue`] did.

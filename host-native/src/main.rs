@@ -105,7 +105,7 @@ struct RunArgs {
     data: PathBuf,
     /// Snapshot (and truncate the journal) after this many entries, in
     /// the next quiet moment (nothing due soon); at 4× it, at once.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = chime_core::host::SNAPSHOT_EVERY)]
     snapshot_every: u64,
     /// HTTP listener (/healthz, /metrics, /v1): host:port or `off`
     /// [default: `[http] address` of the config, else 127.0.0.1:9464].

@@ -92,6 +92,27 @@ export function tzdbVersion() {
   return raw.tzdbVersion();
 }
 
+/**
+ * The core's snapshot cadence (`chime_core::host::snapshot_due`), the same
+ * rule as the native driver's: once `entries` journal lines reach `every`,
+ * in a quiet moment (the engine's next deadline `slackMs` away is at least
+ * twice the last snapshot's `costMs`; `null`/`undefined`: nothing
+ * pending); at 4 × `every` lines, at once.
+ */
+export function snapshotDue(entries, every, slackMs, costMs) {
+  return raw.snapshotDue(entries, every, slackMs ?? undefined, costMs);
+}
+
+/** The core's default `every` of `snapshotDue` (10,000 journal lines). */
+export function snapshotEvery() {
+  return raw.snapshotEvery();
+}
+
+/** How often a job leased for `leaseMs` is heartbeaten: a third of it, at least 1 ms. */
+export function heartbeatPeriodMs(leaseMs) {
+  return raw.heartbeatPeriodMs(leaseMs);
+}
+
 // Packed drains (../src/packed.rs): records of numbers, strings as
 // (start, length) ranges of one text. Builds exactly the objects
 // JSON.parse of the JSON form would (tests/packed.test.mjs checks).

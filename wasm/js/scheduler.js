@@ -2,7 +2,7 @@
 // timer, runs async handlers per queue, and makes every input durable
 // before acting on it. It decides nothing about schedules or jobs: the
 // engine does; this file only turns commands into I/O and I/O into inputs.
-import { Engine, ChimeError, encodeInput, journalLine } from './core.js';
+import { Engine, ChimeError, encodeInput, heartbeatPeriodMs, journalLine, snapshotDue, snapshotEvery } from './core.js';
 
 /** setTimeout's largest delay; longer waits are re-armed on expiry. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -115,6 +115,7 @@ export class Scheduler {
   #commit = null; // the commit that will take #lines
   #tail = Promise.resolve(); // the last commit started
   #sinceSnapshot = 0;
+  #snapshotCostMs = 0; // how long the last compaction took (real time)
   #timer = null;
   #armedAt = null;
   #started = false;
@@ -126,7 +127,8 @@ export class Scheduler {
    * @param opts.store persistence (default: a MemoryStore)
    * @param opts.clock `{now, setTimeout, clearTimeout}` (default: the system clock)
    * @param opts.worker worker name recorded on claims (default `scheduler`)
-   * @param opts.snapshotEvery journal entries between snapshots (default 1000)
+   * @param opts.snapshotEvery journal entries before a snapshot, taken in a quiet
+   *   moment, at 4× at once (`snapshotDue`; default `snapshotEvery()`, 10,000)
    * @param opts.onCommand observer of every command (fires, events, …)
    * @param opts.onError called when persistence fails (the scheduler stops)
    */
@@ -135,7 +137,7 @@ export class Scheduler {
     this.#store = opts.store ?? new MemoryStore();
     this.#clock = opts.clock ?? systemClock;
     this.#worker = opts.worker ?? 'scheduler';
-    this.#snapshotEvery = opts.snapshotEvery ?? 1000;
+    this.#snapshotEvery = opts.snapshotEvery ?? snapshotEvery();
     this.#onCommand = opts.onCommand ?? (() => {});
     // Fail-stop: after a failed append nothing more is acted on.
     this.#onError = opts.onError ?? ((e) => console.error('chime: persistence failed, scheduler stopped:', e));
@@ -272,9 +274,13 @@ export class Scheduler {
       }
       this.#sinceSnapshot += lines.length;
       // Nothing handled since is waiting for durability: the snapshot
-      // holds exactly what the journal says, so it may replace it.
-      if (this.#sinceSnapshot >= this.#snapshotEvery && this.#lines.length === 0) {
+      // holds exactly what the journal says, so it may replace it. When:
+      // the core's cadence, as the native driver's (a quiet moment, or
+      // the bound).
+      if (this.#lines.length === 0 && this.#snapshotDue()) {
+        const started = performance.now();
         await this.#store.compact(this.#engine.snapshot());
+        this.#snapshotCostMs = performance.now() - started;
         this.#sinceSnapshot = 0;
       }
       for (const cmd of cmds) this.#execute(cmd);
@@ -283,6 +289,12 @@ export class Scheduler {
     this.#commit = commit;
     this.#tail = commit.catch(() => {});
     return commit;
+  }
+
+  #snapshotDue() {
+    const at = this.#engine.pollTimeout();
+    const slackMs = at === null ? null : at - this.#clock.now();
+    return snapshotDue(this.#sinceSnapshot, this.#snapshotEvery, slackMs, this.#snapshotCostMs);
   }
 
   #fail(e) {
@@ -340,7 +352,7 @@ export class Scheduler {
     const ctl = new AbortController();
     const clock = this.#clock;
     this.#running.set(job, { abort: (why) => ctl.abort(why), queue });
-    const leaseMs = Math.max(3, deadline - clock.now());
+    const periodMs = heartbeatPeriodMs(deadline - clock.now());
     let beat = null;
     const heartbeat = () => {
       beat = clock.setTimeout(() => {
@@ -348,7 +360,7 @@ export class Scheduler {
         const { error } = this.#apply({ heartbeat: { job, token } });
         if (error) ctl.abort(error); // lease_lost: someone else may hold it now
         else heartbeat();
-      }, leaseMs / 3);
+      }, periodMs);
     };
     heartbeat();
     const timeout = h.timeoutMs && clock.setTimeout(() => ctl.abort(new ChimeError('timeout', `job ${job} timed out after ${h.timeoutMs} ms`)), h.timeoutMs);

@@ -111,3 +111,10 @@ pub(crate) fn result<T: Serialize>(r: Result<T, Error>) -> Result<String, JsValu
 pub(crate) fn ms(t: Timestamp) -> f64 {
     t.as_millis() as f64
 }
+
+/// A count or duration from JS (a number), truncated to a whole number:
+/// negatives and NaN become 0, numbers beyond `u64` saturate (what `as`
+/// does).
+pub(crate) fn count(n: f64) -> u64 {
+    n as u64
+}

@@ -17,7 +17,7 @@ use chime_core::{
     Command, DstPolicy, Engine, EngineConfig, JobId, Snapshot, Spec, SpecError, SpecOptions,
     Timestamp, journal,
 };
-use convert::{engine_error, from_json, ms, result, timestamp, to_json};
+use convert::{count, engine_error, from_json, ms, result, timestamp, to_json};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -413,8 +413,31 @@ pub fn tzdb_version() -> String {
     chime_core::tzdb_version().to_owned()
 }
 
-/// Counts over 2^32 cannot occur under the default limits; saturate rather
-/// than wrap if a configured limit allows them.
+/// `chime_core::host::snapshot_due`: whether the `Scheduler` snapshots
+/// now, after `entries` journal lines, with the engine's next deadline
+/// `slackMs` away (`undefined`: nothing pending) and the last snapshot's
+/// cost `costMs`.
+#[wasm_bindgen(js_name = snapshotDue)]
+pub fn snapshot_due(entries: f64, every: f64, slack_ms: Option<f64>, cost_ms: f64) -> bool {
+    let (entries, every, cost_ms) = (count(entries), count(every), count(cost_ms));
+    let slack_ms = slack_ms.map(|s| s as i64);
+    chime_core::host::snapshot_due(entries, every, slack_ms, cost_ms)
+}
+
+/// `chime_core::host::SNAPSHOT_EVERY`: the `Scheduler`'s default
+/// `snapshotEvery`.
+#[wasm_bindgen(js_name = snapshotEvery)]
+pub fn snapshot_every() -> f64 {
+    chime_core::host::SNAPSHOT_EVERY as f64
+}
+
+/// `chime_core::host::heartbeat_period_ms`: how often a job leased for
+/// `leaseMs` is heartbeaten.
+#[wasm_bindgen(js_name = heartbeatPeriodMs)]
+pub fn heartbeat_period_ms(lease_ms: f64) -> f64 {
+    chime_core::host::heartbeat_period_ms(lease_ms as i64) as f64
+}
+
 /// The wasm memory, for reading a packed drain in place.
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn wasm_memory() -> JsValue {
@@ -428,6 +451,8 @@ pub fn fire_reasons() -> String {
     packed::fire_reasons()
 }
 
+/// Counts over 2^32 cannot occur under the default limits; saturate rather
+/// than wrap if a configured limit allows them.
 fn saturate(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }

@@ -1,7 +1,7 @@
 // The Scheduler driver in virtual time (VirtualClock), and one real-timer test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Scheduler, VirtualClock, MemoryStore, Engine } from '../index.node.js';
+import { Scheduler, VirtualClock, MemoryStore, Engine, snapshotDue, snapshotEvery, heartbeatPeriodMs } from '../index.node.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -86,6 +86,21 @@ test('per-job timeout aborts the signal and fails the attempt; heartbeats keep a
   assert.equal(info.state, 'completed');
   assert.equal(info.attempt, 1, 'the lease never expired');
   await s.stop();
+});
+
+test("host rules are the core's: the snapshot cadence and the heartbeat period", () => {
+  // chime_core::host, the native driver's rules too.
+  assert.equal(snapshotEvery(), 10_000);
+  assert.equal(snapshotDue(9, 10, null, 0), false, 'not before `every`');
+  assert.equal(snapshotDue(10, 10, null, 50), true, 'nothing pending: at once');
+  assert.equal(snapshotDue(10, 10, undefined, 50), true);
+  assert.equal(snapshotDue(10, 10, 100, 50), false, 'a deadline closer than twice the cost');
+  assert.equal(snapshotDue(10, 10, 101, 50), true);
+  assert.equal(snapshotDue(39, 10, -5, 0), false, 'a backlog defers it');
+  assert.equal(snapshotDue(40, 10, -5, 0), true, '…up to 4 × every');
+  assert.equal(heartbeatPeriodMs(60_000), 20_000);
+  assert.equal(heartbeatPeriodMs(2), 1);
+  assert.equal(heartbeatPeriodMs(-7), 1);
 });
 
 test('persistence: a new scheduler on the same store resumes where the last stopped', async () => {

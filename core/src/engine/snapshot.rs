@@ -71,45 +71,58 @@ pub(crate) struct ScheduleState {
     pause_log: Vec<PauseChange>,
 }
 
-// The compact decoder's view of the snapshot (see `wire::decode`).
+// The compact decoder's records of the snapshot (see `wire::decode`):
+// fields in declaration order, as the derive reads them.
 #[cfg(any(feature = "compact-decode", test))]
 mod decode {
     use super::{Leadership, ScheduleState, Snapshot};
+    use crate::lease::Leases;
+    use crate::queue::Queues;
+    use crate::schedule::{Buffered, Counters, InFlight, PauseChange};
+    use crate::time::Timestamp;
+    use crate::wire::config::EngineConfig;
     use crate::wire::decode::record_decoder;
+    use crate::wire::ids::Epoch;
+    use crate::wire::input::LeadershipGrant;
+    use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 
     record_decoder! {
         SnapshotB => Snapshot, "Snapshot", "9 elements", deny_unknown: true;
-        format: u32, U32, "format", req;
-        config: crate::wire::config::EngineConfig, Config, "config", req;
-        clock: crate::time::Timestamp, Ts, "clock", req;
-        leadership: Leadership, Leadership, "leadership", req;
-        schedules: Vec<ScheduleState>, Schedules, "schedules", req;
-        version_floor: u64, U64, "versionFloor", def;
-        seq_floor: u64, U64, "seqFloor", def;
-        queues: crate::queue::Queues, Queues, "queues", req;
-        leases: crate::lease::Leases, Leases, "leases", req;
+        format: u32, "format", req;
+        config: EngineConfig, "config", req;
+        clock: Timestamp, "clock", req;
+        leadership: Leadership, "leadership", req;
+        schedules: Vec<ScheduleState>, "schedules", req;
+        version_floor: u64, "versionFloor", def;
+        seq_floor: u64, "seqFloor", def;
+        queues: Queues, "queues", req;
+        leases: Leases, "leases", req;
     }
 
     record_decoder! {
         ScheduleStateB => ScheduleState, "ScheduleState", "10 elements", deny_unknown: true;
-        def: crate::wire::schedule_def::ScheduleDef, ScheduleDef, "def", req;
-        version: u64, U64, "version", req;
-        status: crate::wire::schedule_def::ScheduleStatus, Status, "status", req;
-        pause_note: Option<String>, OptStr, "pauseNote", def;
-        cursor: Option<crate::time::Timestamp>, OptTs, "cursor", def;
-        counters: crate::schedule::Counters, Counters, "counters", req;
-        last_epoch: Option<crate::wire::ids::Epoch>, OptEpoch, "lastEpoch", def;
-        in_flight: Vec<crate::schedule::InFlight>, InFlights, "inFlight", def;
-        buffered: Option<crate::schedule::Buffered>, OptBuffered, "buffered", def;
-        pause_log: Vec<crate::schedule::PauseChange>, PauseLog, "pauseLog", def;
+        def: ScheduleDef, "def", req;
+        version: u64, "version", req;
+        status: ScheduleStatus, "status", req;
+        pause_note: Option<String>, "pauseNote", def;
+        cursor: Option<Timestamp>, "cursor", def;
+        counters: Counters, "counters", req;
+        last_epoch: Option<Epoch>, "lastEpoch", def;
+        in_flight: Vec<InFlight>, "inFlight", def;
+        buffered: Option<Buffered>, "buffered", def;
+        pause_log: Vec<PauseChange>, "pauseLog", def;
     }
 
     record_decoder! {
         LeadershipB => Leadership, "Leadership", "2 elements", deny_unknown: true;
-        grant: Option<crate::wire::input::LeadershipGrant>, OptGrant, "grant", def;
-        highest: crate::wire::ids::Epoch, Epoch, "highest", req;
+        grant: Option<LeadershipGrant>, "grant", def;
+        highest: Epoch, "highest", req;
     }
 }
+
+// The compact decoder against the derive, on snapshots.
+#[cfg(test)]
+mod decode_tests;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

@@ -205,16 +205,17 @@ fn check_key(
     }
 }
 
-/// The serialized fields of [`Queues`]; restore rebuilds the rest.
+/// The serialized fields of [`Queues`]; restore rebuilds the rest (read by
+/// `Deserialize` and by the compact decoder, `queue/decode.rs`).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct QueuesData {
-    last_job: u64,
-    last_token: u64,
-    queues: BTreeMap<String, QueueState>,
-    jobs: BTreeMap<JobId, Job>,
+pub(crate) struct QueuesData {
+    pub(super) last_job: u64,
+    pub(super) last_token: u64,
+    pub(super) queues: BTreeMap<String, QueueState>,
+    pub(super) jobs: BTreeMap<JobId, Job>,
     #[serde(default)]
-    finished: Vec<(JobId, Option<FireId>)>,
+    pub(super) finished: Vec<(JobId, Option<FireId>)>,
 }
 
 impl<'de> Deserialize<'de> for Queues {
@@ -233,7 +234,7 @@ impl<'de> Deserialize<'de> for Queues {
 
 impl Queues {
     /// Queues from their serialized fields, with every index rebuilt and
-    /// checked (shared by `Deserialize` and `wire::decode`).
+    /// checked (shared by `Deserialize` and the compact decoder).
     pub(crate) fn restored(
         last_job: u64,
         last_token: u64,

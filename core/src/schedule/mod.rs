@@ -4,6 +4,9 @@
 //! its own data, driven by the engine, which never imports queues.
 
 mod catchup;
+// The compact decoder's records of the snapshot's schedule state.
+#[cfg(any(feature = "compact-decode", test))]
+mod decode;
 mod set;
 pub(crate) mod skips;
 mod state;

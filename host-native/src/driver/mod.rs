@@ -51,8 +51,8 @@ pub struct DriverConfig {
     /// Config of a fresh engine (ignored when the store has a snapshot).
     pub engine: EngineConfig,
     /// Write a snapshot (and truncate the journal) once this many entries
-    /// are journaled and the engine has nothing due for a while (see
-    /// nothing is due soon); at 4× this many, at once.
+    /// are journaled and nothing is due soon; at 4× this many, at once
+    /// ([`chime_core::host::snapshot_due`]).
     pub snapshot_every: u64,
     /// Most inputs grouped into one commit.
     pub max_batch: usize,
@@ -62,36 +62,24 @@ impl Default for DriverConfig {
     fn default() -> Self {
         DriverConfig {
             engine: EngineConfig::default(),
-            snapshot_every: 10_000,
+            snapshot_every: chime_core::host::SNAPSHOT_EVERY,
             max_batch: 1024,
         }
     }
 }
 
-/// Whether the driver writes a snapshot now: once `every` entries are
-/// journaled, in a quiet moment, when the engine's next deadline is
-/// `slack_ms` away and a snapshot takes `cost` (the last one's time).
-///
-/// A snapshot stops the driver while the engine's whole state is
-/// serialized and written (tens of milliseconds with many schedules or
-/// remembered keys); taken just before a burst of fires is due, it makes
-/// the burst that much late. So it waits for twice its cost of slack
-/// (nothing due: any time), but not beyond `4 × every` entries, which
-/// bounds the journal and so the replay at restart.
+/// Whether the driver writes a snapshot now: core's rule
+/// ([`chime_core::host::snapshot_due`]: in a quiet moment once `every`
+/// entries are journaled, at once at 4 × `every`), with the last
+/// snapshot's `cost` in whole milliseconds.
 fn snapshot_due(
     journal_len: u64,
     every: u64,
     slack_ms: Option<i64>,
     cost: std::time::Duration,
 ) -> bool {
-    if journal_len < every {
-        return false;
-    }
-    if journal_len >= every.saturating_mul(4) {
-        return true;
-    }
-    let needed = 2 * i64::try_from(cost.as_millis()).unwrap_or(i64::MAX / 4) + 1;
-    slack_ms.is_none_or(|s| s >= needed)
+    let cost_ms = u64::try_from(cost.as_millis()).unwrap_or(u64::MAX);
+    chime_core::host::snapshot_due(journal_len, every, slack_ms, cost_ms)
 }
 
 /// Queues whose `Wake` commands notify a local worker pool.

@@ -179,7 +179,7 @@ async fn run_job<S: JobSource>(source: &S, cfg: &PoolConfig, claimed: Claimed, h
         }
     };
     tokio::pin!(work);
-    let period = Duration::from_millis((cfg.lease_ms / 3).max(1) as u64);
+    let period = Duration::from_millis(chime_core::host::heartbeat_period_ms(cfg.lease_ms));
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     let mut beating = true;
     let result = loop {

@@ -1,0 +1,111 @@
+//! The wire's definitions and configs, read in inputs and snapshots.
+
+use super::record_decoder;
+use crate::spec::{DstPolicy, FoldPolicy, GapPolicy};
+use crate::time::Timestamp;
+use crate::wire::config::{EngineConfig, Limits};
+use crate::wire::payload::{Headers, Payload};
+use crate::wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueTotals, Retention};
+use crate::wire::schedule_def::{Catchup, Overlap, ScheduleDef, Target};
+
+record_decoder! {
+    ScheduleDefB => ScheduleDef, "ScheduleDef", "12 elements", deny_unknown: true;
+    name: String, "name", req;
+    spec: String, "spec", req;
+    tz: Option<String>, "tz", def;
+    dst: DstPolicy, "dst", def;
+    target: Target, "target", req;
+    jitter_ms: i64, "jitterMs", def;
+    start_at: Option<Timestamp>, "startAt", def;
+    end_at: Option<Timestamp>, "endAt", def;
+    max_fires: Option<u64>, "maxFires", def;
+    paused: bool, "paused", def;
+    overlap: Overlap, "overlap", def;
+    catchup: Catchup, "catchup", def;
+}
+
+record_decoder! {
+    DstPolicyB => DstPolicy, "DstPolicy", "2 elements", deny_unknown: true;
+    gap: Option<GapPolicy>, "gap", def;
+    fold: Option<FoldPolicy>, "fold", def;
+}
+
+record_decoder! {
+    TargetB => Target, "Target", "5 elements", deny_unknown: true;
+    queue: String, "queue", req;
+    payload: Payload, "payload", def;
+    priority: i32, "priority", def;
+    max_attempts: Option<u32>, "maxAttempts", def;
+    headers: Headers, "headers", def;
+}
+
+record_decoder! {
+    CatchupB => Catchup, "Catchup", "2 elements", deny_unknown: true;
+    window_ms: i64, "windowMs", or(Catchup::default().window_ms);
+    max: u32, "max", or(Catchup::default().max);
+}
+
+record_decoder! {
+    QueueConfigB => QueueConfig, "QueueConfig", "8 elements", deny_unknown: true;
+    name: String, "name", req;
+    mode: QueueMode, "mode", def;
+    lease_ms: i64, "leaseMs", or(QueueConfig::new("").lease_ms);
+    max_attempts: u32, "maxAttempts", or(QueueConfig::new("").max_attempts);
+    backoff: Backoff, "backoff", def;
+    dead_letter: bool, "deadLetter", or(true);
+    retention: Retention, "retention", def;
+    dedup_window_ms: i64, "dedupWindowMs", or(QueueConfig::new("").dedup_window_ms);
+}
+
+record_decoder! {
+    BackoffB => Backoff, "Backoff", "2 elements", deny_unknown: true;
+    base_ms: i64, "baseMs", or(Backoff::default().base_ms);
+    cap_ms: i64, "capMs", or(Backoff::default().cap_ms);
+}
+
+record_decoder! {
+    RetentionB => Retention, "Retention", "2 elements", deny_unknown: true;
+    completed_max: u32, "completedMax", or(Retention::default().completed_max);
+    completed_ms: i64, "completedMs", or(Retention::default().completed_ms);
+}
+
+record_decoder! {
+    EngineConfigB => EngineConfig, "EngineConfig", "5 elements", deny_unknown: true;
+    seed: u64, "seed", or(EngineConfig::default().seed);
+    standalone: bool, "standalone", or(EngineConfig::default().standalone);
+    min_interval_ms: i64, "minIntervalMs", or(EngineConfig::default().min_interval_ms);
+    horizon_years: u32, "horizonYears", or(EngineConfig::default().horizon_years);
+    limits: Limits, "limits", or(EngineConfig::default().limits);
+}
+
+record_decoder! {
+    LimitsB => Limits, "Limits", "16 elements", deny_unknown: true;
+    payload_bytes: usize, "payloadBytes", or(Limits::default().payload_bytes);
+    name_chars: usize, "nameChars", or(Limits::default().name_chars);
+    schedules: usize, "schedules", or(Limits::default().schedules);
+    queues: usize, "queues", or(Limits::default().queues);
+    claim_batch: u32, "claimBatch", or(Limits::default().claim_batch);
+    catchup_fires: u32, "catchupFires", or(Limits::default().catchup_fires);
+    backfill_fires: u32, "backfillFires", or(Limits::default().backfill_fires);
+    fires_per_advance: u32, "firesPerAdvance", or(Limits::default().fires_per_advance);
+    live_jobs: usize, "liveJobs", or(Limits::default().live_jobs);
+    dedup_keys: usize, "dedupKeys", or(Limits::default().dedup_keys);
+    dead_letters_per_queue: usize, "deadLettersPerQueue", or(Limits::default().dead_letters_per_queue);
+    completed_per_queue: usize, "completedPerQueue", or(Limits::default().completed_per_queue);
+    pending_commands: usize, "pendingCommands", or(Limits::default().pending_commands);
+    text_bytes: usize, "textBytes", or(Limits::default().text_bytes);
+    headers: usize, "headers", or(Limits::default().headers);
+    pause_changes: usize, "pauseChanges", or(Limits::default().pause_changes);
+}
+
+// A queue's totals (a wire type), as snapshots keep them.
+record_decoder! {
+    QueueTotalsB => QueueTotals, "QueueTotals", "7 elements", deny_unknown: false;
+    enqueued: u64, "enqueued", req;
+    completed: u64, "completed", req;
+    retried: u64, "retried", req;
+    dead: u64, "dead", req;
+    dropped: u64, "dropped", req;
+    expired: u64, "expired", req;
+    cancelled: u64, "cancelled", req;
+}
