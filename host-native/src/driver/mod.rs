@@ -241,82 +241,87 @@ impl Driver {
                 // Re-arm on the next turn (the sleep may have been capped).
                 armed = None;
             }
-            let mut entries = Vec::with_capacity(batch.len() + 1);
-            if advance {
-                entries.push(JournalEntry {
-                    now,
-                    input: Input::Advance,
-                });
-            }
-            let mut waiting = Vec::with_capacity(batch.len());
-            for m in batch.drain(..) {
-                match m {
-                    Msg::Input(input, reply) => {
-                        entries.push(JournalEntry {
-                            now,
-                            input: input.clone(),
-                        });
-                        waiting.push(Msg::Input(input, reply));
-                    }
-                    Msg::Inspect(f) => waiting.push(Msg::Inspect(f)),
-                    Msg::Stop => stopping = true,
-                }
-            }
+            let (entries, waiting, stop) = journal_turn(now, advance, &mut batch);
+            stopping |= stop;
             self.shared.vitals.turn();
-            if !entries.is_empty() {
-                // Write-ahead: commit the turn before acting on any of it.
-                let started = std::time::Instant::now();
-                self.store.append(&entries)?;
-                let took = started.elapsed();
-                self.shared.metrics.observe_commit(took);
-                self.shared.vitals.committed(took.as_micros() as u64);
-            }
-            if advance {
-                log_error(self.engine.handle(now, Input::Advance));
-                self.execute(&mut commands);
-            }
-            // In arrival order, so a read sees every input sent before it.
-            for m in waiting {
-                match m {
-                    Msg::Input(input, reply) => {
-                        let r = self.engine.handle(now, input);
-                        self.execute(&mut commands);
-                        let _ = reply.send(r);
-                    }
-                    Msg::Inspect(f) => {
-                        // A read cannot change the engine, so a panicking
-                        // one is contained: its caller sees no answer.
-                        let engine = &self.engine;
-                        let read = std::panic::AssertUnwindSafe(move || f(engine));
-                        if std::panic::catch_unwind(read).is_err() {
-                            tracing::error!("an inspect closure panicked");
-                        }
-                    }
-                    Msg::Stop => {}
-                }
-            }
+            self.commit(&entries)?;
+            self.apply(now, advance, waiting, &mut commands);
             // Before any snapshot: a snapshot ends the journal these
             // outputs would be delivered again from after a crash.
             deliver_all(self.store.as_mut(), &self.outbox)?;
             self.outbox.clear();
-            let slack_ms = self
-                .engine
-                .poll_timeout()
-                .map(|t| t.as_millis() - self.clock.now().as_millis());
-            if snapshot_due(
-                self.store.journal_len(),
-                self.config.snapshot_every,
-                slack_ms,
-                self.snapshot_cost,
-            ) {
-                let started = std::time::Instant::now();
-                self.store.write_snapshot(&self.engine.snapshot())?;
-                self.snapshot_cost = started.elapsed();
-                tracing::debug!(took = ?self.snapshot_cost, "snapshot written, journal truncated");
-            }
+            self.snapshot_if_due()?;
         }
         self.store.write_snapshot(&self.engine.snapshot())?;
         tracing::info!("driver stopped");
+        Ok(())
+    }
+
+    /// Write-ahead: commits the turn's entries before any of it is acted on.
+    fn commit(&mut self, entries: &[JournalEntry]) -> Result<(), DriverError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let started = std::time::Instant::now();
+        self.store.append(entries)?;
+        let took = started.elapsed();
+        self.shared.metrics.observe_commit(took);
+        self.shared.vitals.committed(took.as_micros() as u64);
+        Ok(())
+    }
+
+    /// Handles a committed turn: the timer's `Advance` first, then the
+    /// messages in arrival order (so a read sees every input sent before
+    /// it), executing commands and replying as it goes.
+    fn apply(
+        &mut self,
+        now: Timestamp,
+        advance: bool,
+        waiting: Vec<Msg>,
+        commands: &mut Vec<Command>,
+    ) {
+        if advance {
+            log_error(self.engine.handle(now, Input::Advance));
+            self.execute(commands);
+        }
+        for m in waiting {
+            match m {
+                Msg::Input(input, reply) => {
+                    let r = self.engine.handle(now, input);
+                    self.execute(commands);
+                    let _ = reply.send(r);
+                }
+                Msg::Inspect(f) => {
+                    // A read cannot change the engine, so a panicking
+                    // one is contained: its caller sees no answer.
+                    let engine = &self.engine;
+                    let read = std::panic::AssertUnwindSafe(move || f(engine));
+                    if std::panic::catch_unwind(read).is_err() {
+                        tracing::error!("an inspect closure panicked");
+                    }
+                }
+                Msg::Stop => {}
+            }
+        }
+    }
+
+    /// Writes a snapshot (truncating the journal) when core's cadence says so.
+    fn snapshot_if_due(&mut self) -> Result<(), DriverError> {
+        let slack_ms = self
+            .engine
+            .poll_timeout()
+            .map(|t| t.as_millis() - self.clock.now().as_millis());
+        if snapshot_due(
+            self.store.journal_len(),
+            self.config.snapshot_every,
+            slack_ms,
+            self.snapshot_cost,
+        ) {
+            let started = std::time::Instant::now();
+            self.store.write_snapshot(&self.engine.snapshot())?;
+            self.snapshot_cost = started.elapsed();
+            tracing::debug!(took = ?self.snapshot_cost, "snapshot written, journal truncated");
+        }
         Ok(())
     }
 
@@ -355,6 +360,39 @@ impl Driver {
             }
         }
     }
+}
+
+/// One turn's journal entries (the timer's `Advance` first, then each
+/// input in arrival order) and the messages to act on once they are
+/// committed; `true` if a `Stop` came.
+fn journal_turn(
+    now: Timestamp,
+    advance: bool,
+    batch: &mut Vec<Msg>,
+) -> (Vec<JournalEntry>, Vec<Msg>, bool) {
+    let mut entries = Vec::with_capacity(batch.len() + 1);
+    if advance {
+        entries.push(JournalEntry {
+            now,
+            input: Input::Advance,
+        });
+    }
+    let mut waiting = Vec::with_capacity(batch.len());
+    let mut stop = false;
+    for m in batch.drain(..) {
+        match m {
+            Msg::Input(input, reply) => {
+                entries.push(JournalEntry {
+                    now,
+                    input: input.clone(),
+                });
+                waiting.push(Msg::Input(input, reply));
+            }
+            Msg::Inspect(f) => waiting.push(Msg::Inspect(f)),
+            Msg::Stop => stop = true,
+        }
+    }
+    (entries, waiting, stop)
 }
 
 /// Hands `outputs` to the store in chunks of at most [`DELIVERY_CHUNK`]
