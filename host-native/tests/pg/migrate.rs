@@ -2,7 +2,7 @@
 //! replicas start at the same time, and a schema newer than the binary is
 //! refused rather than written to.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_native::pg::migrate::{latest_version, migrate};
 use chime_native::pg::{PgError, connect};

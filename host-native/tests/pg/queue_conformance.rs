@@ -10,7 +10,7 @@
 //! heartbeat, complete, fail, cancel, redrive, purge). The schedule
 //! semantics are in `schedule_conformance.rs`.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     AfterFailure, Backoff, Claimed, Engine, EngineConfig, EnqueueRequest, Input, JobId, JobState,

@@ -8,7 +8,7 @@
 //! boundaries with theirs, the fire jobs' payload and attempts) must be
 //! the same on both, and on Postgres it is read back from the tables.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     Claimed, Command, Engine, EngineConfig, Event, Input, JobId, JournalEntry, LeaseToken,
