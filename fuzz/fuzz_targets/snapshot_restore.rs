@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     engine.check_invariants();
 });
 
-/// Fuzz finding F1 (`tests/tests/fuzz_regressions.rs`, open): a restored
+/// Fuzz finding F1 (`tests/tests/engine/fuzz_regressions.rs`, open): a restored
 /// cursor that is not a boundary of its spec panics in the catch-up walk on
 /// the next advance. While it is open, such snapshots stop before the
 /// advance so the run can find other bugs; set to `false` to see it.
@@ -74,7 +74,7 @@ fn cursor_off_grid(engine: &Engine) -> bool {
     })
 }
 
-/// Fuzz finding F2 (`tests/tests/fuzz_regressions.rs`, open): `restore`
+/// Fuzz finding F2 (`tests/tests/engine/fuzz_regressions.rs`, open): `restore`
 /// accepts a schedule whose counters have `fires < gridFires`, which
 /// `check_invariants` rejects (schedule.rs:722). Skipped like F1 while open.
 const SKIP_KNOWN_F2: bool = false;

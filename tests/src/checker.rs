@@ -51,7 +51,7 @@
 //!   snapshot reproduces the command stream and the state byte for byte.
 //!
 //! Every failure message starts with a tag naming the invariant (asserted
-//! by `tests/planted_bugs.rs`; [`Checker::self_check`] turns the engine's
+//! by `tests/engine/planted_bugs.rs`; [`Checker::self_check`] turns the engine's
 //! own invariant check off there, so the checks from outside must find a
 //! planted bug alone).
 

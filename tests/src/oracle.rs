@@ -9,7 +9,7 @@
 //! the policy enums (`GapPolicy`, `FoldPolicy`) are shared, as plain data.
 //!
 //! Two ways to enumerate a cron spec, checked against each other in
-//! `tests/oracle_self.rs`:
+//! `tests/spec/oracle_self.rs`:
 //!
 //! - [`Oracle::scan`]: the brute force — walk every civil second (or every
 //!   civil minute when the second field is one value) whose instant could

@@ -1,6 +1,6 @@
 //! Seeded simulation in virtual time with crash/restart: the harness of
-//! `tests/engine_simulation.rs` (the seed sweeps) and
-//! `tests/planted_bugs.rs` (each planted bug found at a recorded seed).
+//! `tests/engine/simulation.rs` (the seed sweeps) and
+//! `tests/engine/planted_bugs.rs` (each planted bug found at a recorded seed).
 //!
 //! Each seed drives one engine through a random workload: `@every`, cron
 //! (some zoned, across DST transitions in March and November for
@@ -868,6 +868,9 @@ pub fn env_u64(name: &str) -> Option<u64> {
 
 std::thread_local! {
     static LOCATION: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// Whether this thread is inside [`run_seed`]: only those panics are
+    /// quieted (other tests of the same binary keep the default hook).
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A failed run: the first line of the panic message (which starts with
@@ -888,19 +891,28 @@ pub fn run_seed(
     self_check: bool,
 ) -> Result<Outcome, Failure> {
     quiet_panics();
-    std::panic::catch_unwind(|| simulate(seed, steps, planted, self_check)).map_err(|e| Failure {
+    QUIET.with(|q| q.set(true));
+    let run = std::panic::catch_unwind(|| simulate(seed, steps, planted, self_check));
+    QUIET.with(|q| q.set(false));
+    run.map_err(|e| Failure {
         message: panic_message(&*e),
         location: LOCATION.with(|l| l.borrow().clone()),
     })
 }
 
-/// Replaces the panic hook once: failures are reported by the sweeps with
-/// their seed (`CHIME_SIM_VERBOSE=1` prints every panic in full too).
+/// Replaces the panic hook once: failures inside [`run_seed`] are reported
+/// by the sweeps with their seed (`CHIME_SIM_VERBOSE=1` prints every panic
+/// in full too). The hook is global to the process, which the simulation
+/// shares with the other tests of its binary: their panics (on threads not
+/// inside `run_seed`) go to the default hook as before.
 fn quiet_panics() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                return default(info);
+            }
             let loc = info.location().map(|l| l.to_string()).unwrap_or_default();
             LOCATION.with(|l| *l.borrow_mut() = loc);
             if std::env::var_os("CHIME_SIM_VERBOSE").is_some() {
@@ -934,8 +946,8 @@ pub fn sweep(test: &str, seeds: &[u64], steps: u32) -> Outcome {
                 let first = msg.lines().next().unwrap_or("").to_owned();
                 eprintln!(
                     "seed {seed} FAILED at {loc}: {first}\n  replay: CHIME_SIM_SEED={seed} \
-                     CHIME_SIM_STEPS={steps} cargo test -p chime-tests --test engine_simulation \
-                     {test} -- --nocapture"
+                     CHIME_SIM_STEPS={steps} cargo test -p chime-tests --test engine \
+                     simulation::{test} -- --nocapture"
                 );
                 failures.push(seed);
             }

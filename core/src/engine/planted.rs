@@ -1,5 +1,5 @@
 //! Planted bugs (feature `testing` only): deliberate faults that the model
-//! test and the simulation must detect (`tests/tests/planted_bugs.rs`).
+//! test and the simulation must detect (`tests/tests/engine/planted_bugs.rs`).
 //!
 //! A harness plants one with [`Engine::plant`]; the engine keeps it in a
 //! field that is neither serialized nor restored, and a handful of

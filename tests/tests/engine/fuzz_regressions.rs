@@ -3,7 +3,7 @@
 //!
 //! A finding whose fix is still open is `#[ignore]`d with its id, so the
 //! suite stays green while the report is open; run them with
-//! `cargo test -p chime-tests --test fuzz_regressions -- --include-ignored`.
+//! `cargo test -p chime-tests --test engine fuzz_regressions:: -- --include-ignored`.
 //! Remove the `#[ignore]` with the fix. F1 and F2 are fixed.
 
 use chime_core::{Engine, EngineConfig, Input, ScheduleDef, Snapshot, Timestamp};

@@ -54,6 +54,12 @@ const START_HI: i64 = 2_145_916_800;
 fn config(default: u32) -> ProptestConfig {
     let mut c = ProptestConfig {
         source_file: Some(file!()),
+        // Failing cases beside this file (`properties.proptest-regressions`),
+        // not in proptest's default `../proptest-regressions/properties.txt`
+        // (the directory has a `main.rs`).
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
         ..ProptestConfig::default()
     };
     if std::env::var_os("PROPTEST_CASES").is_none() {

@@ -2,7 +2,7 @@
 //! (exact values), fires and skips counted as they happen, job outcomes as
 //! the engine decided them, handler durations, commits and leadership.
 
-mod common;
+use crate::common;
 
 use chime_core::{EnqueueRequest, Input, Payload, QueueConfig};
 use chime_native::Setup;

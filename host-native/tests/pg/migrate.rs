@@ -3,7 +3,7 @@
 //! refused rather than written to, and the jobs a version-3 database holds
 //! come through version 4 (core's state names) claimable as before.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{EngineConfig, JobState};
 use chime_native::pg::migrate::{latest_version, migrate, migrate_to};

@@ -6,7 +6,7 @@
 //! away, and a wake-up that `LISTEN`ers get at commit and never after a
 //! rollback.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{EngineConfig, EnqueueRequest, JobId, Payload, QueueConfig, Timestamp};
 use chime_native::pg::{PgConfig, PgQueues, QueueError};

@@ -2,7 +2,7 @@
 //! stuck in a commit, or stopped by a failed commit. The store is a real
 //! redb file behind a switch that can hold or fail the next commit.
 
-mod common;
+use crate::common;
 
 use chime_core::{JournalEntry, QueueConfig, Snapshot};
 use chime_native::Setup;

@@ -4,7 +4,7 @@
 //! (delivering again is a no-op, however many leaders recover), and a
 //! deposed leader's delivery is refused and writes nothing.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     Command, Engine, EngineConfig, Event, Input, JournalEntry, QueueConfig, QueueMode, ScheduleDef,

@@ -2,7 +2,7 @@
 //! reopening, a snapshot truncates the journal, and loads replay to the
 //! live engine's state — the same contract `store.rs` checks for redb.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{Engine, EngineConfig, Input, JournalEntry, QueueConfig, Timestamp};
 use chime_native::pg::PgStore;

@@ -4,7 +4,7 @@
 //! fenced (they fail and write nothing); grants end before the database's
 //! expiry.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{Engine, EngineConfig, Epoch, Input, JournalEntry, Timestamp};
 use chime_native::driver::Clock;

@@ -2,7 +2,7 @@
 //! health, schedules with their next fires, queues, dead letters, and
 //! JSON 404s for unknown names.
 
-mod common;
+use crate::common;
 
 use chime_core::{EnqueueRequest, Input, Payload, QueueConfig, Reply};
 use chime_native::Setup;

@@ -4,7 +4,7 @@
 //! fail: a real `chime run` process with a `[database]` table in its
 //! config, its backends terminated with `pg_terminate_backend`.
 
-mod pg_support;
+use crate::pg_support;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

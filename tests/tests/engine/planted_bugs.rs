@@ -44,7 +44,7 @@ fn finds(case: Case) {
     } = case;
     let seed = env_u64("CHIME_SIM_SEED").unwrap_or(case.seed);
     let replay = format!(
-        "CHIME_SIM_SEED={seed} cargo test -p chime-tests --test planted_bugs {} -- --nocapture",
+        "CHIME_SIM_SEED={seed} cargo test -p chime-tests --test engine planted_bugs::{} -- --nocapture",
         format!("{bug:?}").to_lowercase()
     );
     if let Err(f) = run_seed(seed, steps, None, self_check) {

@@ -3,7 +3,7 @@
 //! error, a slow answer fails it on the timeout; the job travels as JSON
 //! with its headers as HTTP headers.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::body::Bytes;

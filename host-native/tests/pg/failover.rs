@@ -18,7 +18,7 @@
 //!
 //! Prints the failover times and the fire lateness (for BENCHMARKS.md).
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{EngineConfig, EnqueueRequest, Payload};
 use chime_native::pg::{PgConfig, PgQueues};

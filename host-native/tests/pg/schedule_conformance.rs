@@ -13,7 +13,7 @@
 //! What differs per backend is only [`Route`]: how the engine's fires
 //! reach the backend's queue, and how their ends come back.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     Claimed, Command, Engine, EngineConfig, Event, Input, JobId, JournalEntry, QueueConfig,

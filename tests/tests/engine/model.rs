@@ -1023,8 +1023,8 @@ impl Drop for ReplayHint {
         if std::thread::panicking() {
             eprintln!(
                 "model case failed (standalone: {}, engine seed {}): proptest prints the minimal \
-                 ops below and records the case in tests/tests/engine_model.proptest-regressions, \
-                 which `cargo test -p chime-tests --test engine_model` replays first; \
+                 ops below and records the case in tests/tests/engine/model.proptest-regressions, \
+                 which `cargo test -p chime-tests --test engine model::` replays first; \
                  CHIME_TRACE=1 prints every input and command",
                 self.0, self.1
             );
@@ -1079,8 +1079,17 @@ fn run(standalone: bool, seed: u64, ops: Vec<Op>) {
     }
 }
 
+/// Failing cases are recorded beside this file (`model.proptest-regressions`):
+/// proptest's default would put them in `tests/tests/proptest-regressions/`,
+/// named after the module only, now that the directory has a `main.rs`.
+fn persistence() -> Option<Box<dyn proptest::test_runner::FailurePersistence>> {
+    Some(Box::new(
+        proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+    ))
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2000, failure_persistence: persistence(), ..ProptestConfig::default() })]
 
     #[test]
     fn standalone_engine_matches_the_model(seed in any::<u64>(), ops in proptest::collection::vec(op(), 1..160)) {

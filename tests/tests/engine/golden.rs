@@ -66,7 +66,7 @@ fn leadership_loss() {
 /// added here, so it cannot be silently ignored).
 #[test]
 fn every_fixture_is_listed() {
-    let src = include_str!("engine_golden.rs");
+    let src = include_str!("golden.rs");
     let mut n = 0;
     for entry in std::fs::read_dir(dir()).unwrap() {
         let path = entry.unwrap().path();

@@ -3,7 +3,7 @@
 //! letters and drops, lease-expiry rescue, idempotency keys, the engine's
 //! error codes for bad input, and debounced NOTIFY on enqueue.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     AfterFailure, Backoff, EngineConfig, EnqueueRequest, JobId, JobState, LeaseToken, Payload,

@@ -1,7 +1,7 @@
 //! A leader paused in the middle of a fenced write (SIGSTOP, a VM
 //! freeze) holds the lease row's lock: every store write locks it until
 //! commit. Without a limit the next leader's takeover waits for that lock
-//! for as long as the pause lasts; found by `pg_failover.rs` under load
+//! for as long as the pause lasts; found by `failover.rs` under load
 //! (no new leader in 30 s after a SIGSTOP). A replica's store therefore
 //! sets `idle_in_transaction_session_timeout` below the lease TTL
 //! (`PgStore::limit_idle_in_transaction`, TTL/2), and the server ends
@@ -9,7 +9,7 @@
 //! store would: without the limit the takeover is still blocked seconds
 //! after the lease expired; with it, the takeover succeeds.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_native::pg::PgConfig;
 use std::time::{Duration, Instant};

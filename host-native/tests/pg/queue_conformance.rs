@@ -12,7 +12,7 @@
 //! complete, fail, cancel, redrive, purge, job, maintain). The schedule
 //! semantics are in `schedule_conformance.rs`.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{
     AfterFailure, Backoff, Claimed, EngineConfig, EnqueueRequest, JobId, LeaseToken, Payload,

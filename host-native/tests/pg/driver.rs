@@ -3,7 +3,7 @@
 //! an empty journal, and a driver whose lease was taken over stops on its
 //! next commit instead of acting on inputs it cannot make durable.
 
-mod pg_support;
+use crate::pg_support;
 
 use chime_core::{EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, Reply};
 use chime_native::driver::{DriverError, SystemClock};

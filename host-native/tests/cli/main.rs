@@ -1,0 +1,16 @@
+//! The `chime` binary as real processes: its small commands, `validate`,
+//! `inspect`, `replay`, the daemon's HTTP side, a crontab daemon's life and
+//! the crontab reader on hostile input, and crash recovery (the process
+//! killed, restarted).
+//!
+//! One scenario per module; run one with
+//! `cargo test -p chime-native --test cli <module>::`.
+
+mod commands;
+mod crash;
+mod crontab_robustness;
+mod crontab_run;
+mod daemon_http;
+mod inspect;
+mod replay;
+mod validate;

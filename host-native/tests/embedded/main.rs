@@ -1,0 +1,23 @@
+//! The host as a library, in this process: the driver and worker pools under
+//! tokio's paused clock (also when the wall clock jumps), the embedding API,
+//! reload, the redb store and its storage faults, and the HTTP side (API,
+//! `/healthz`, `/metrics`, the HTTP worker) on loopback port 0. No
+//! PostgreSQL, no `chime` process.
+//!
+//! `common`: the HTTP tests' instance on a real redb file and its client.
+//! One scenario per module; run one with
+//! `cargo test -p chime-native --test embedded <module>::`.
+
+mod common;
+
+mod clock_jump;
+mod driver;
+mod healthz;
+mod http_api;
+mod http_worker;
+mod library_api;
+mod metrics;
+mod reload;
+mod store;
+mod store_cut_file;
+mod store_write_faults;

@@ -1,0 +1,25 @@
+//! The PostgreSQL backend on a real server: migrations, the leader lease,
+//! the store, queues, transactional enqueue, fire delivery, the driver on it,
+//! failover and lost connections of real `chime run --database` processes,
+//! and the conformance suites that run each queue and schedule scenario on
+//! both backends.
+//!
+//! `pg_support`: the server's URL and a schema per test. Without
+//! `CHIME_TEST_DATABASE_URL` the tests skip (or fail under
+//! `CHIME_REQUIRE_POSTGRES=1`): run them with
+//! `scripts/pg-test-server.sh cargo test -p chime-native --test pg [<module>::]`.
+
+mod pg_support;
+
+mod connection_lost;
+mod driver;
+mod failover;
+mod fire_delivery;
+mod lease;
+mod migrate;
+mod paused_leader_lock;
+mod queue;
+mod queue_conformance;
+mod schedule_conformance;
+mod store;
+mod txn_enqueue;
