@@ -8,8 +8,6 @@
 //! missing server must not turn into silently skipped tests.
 #![allow(dead_code)] // each test file uses part of it
 
-pub mod backends;
-
 use chime_core::Timestamp;
 use chime_native::driver::Clock;
 use chime_native::pg::{LeaderLease, LeaseOptions, PgConfig};

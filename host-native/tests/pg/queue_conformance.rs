@@ -1,18 +1,18 @@
 //! One set of job-queue semantics, run on every implementation of the
-//! queue port ([`QueueBackend`], see `pg_support::backends`): the
+//! queue port ([`QueueBackend`], see `backends`): the
 //! embedded engine through its driver, the engine driven in place, and
 //! the Postgres queues (`PgQueues` on a real server, see `pg_support`).
 //! Each scenario is written once against the port and must give the same
 //! observable results on all: claim order, attempt numbers, fencing
 //! errors, retry delays, dead letters and drops, idempotency keys, and the
 //! error codes of bad input. A new backend joins every scenario by adding
-//! its constructor to `pg_support::backends::queue_backends`.
+//! its constructor to `backends::queue_backends`.
 //!
 //! Covered: the verbs of the port (declare, enqueue, claim, heartbeat,
 //! complete, fail, cancel, redrive, purge, job, maintain). The schedule
 //! semantics are in `schedule_conformance.rs`.
 
-use crate::pg_support;
+use crate::backends;
 
 use chime_core::{
     AfterFailure, Backoff, Claimed, EngineConfig, EnqueueRequest, JobId, LeaseToken, Payload,
@@ -131,7 +131,7 @@ where
         seed: SEED,
         ..config
     };
-    for under in pg_support::backends::queue_backends(test, &config).await {
+    for under in backends::queue_backends(test, &config).await {
         let b = Backend {
             q: under.backend.clone(),
             name: under.name,

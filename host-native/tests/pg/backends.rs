@@ -37,7 +37,7 @@ impl Under {
                 handle.stop();
                 handle.closed().await;
             }
-            End::Schema(pg) => super::drop_schema(&pg).await,
+            End::Schema(pg) => crate::pg_support::drop_schema(&pg).await,
         }
     }
 }
@@ -73,7 +73,7 @@ fn in_place(config: &EngineConfig) -> Under {
 /// `PgQueues` on the test server, in a schema of the test's own (none
 /// without a server: see `pg_support`).
 async fn postgres(test: &str, config: &EngineConfig) -> Option<Under> {
-    let pg = super::config(test)?;
+    let pg = crate::pg_support::config(test)?;
     let queues = PgQueues::connect(&pg, config.clone()).await.unwrap();
     Some(Under {
         name: "postgres",
