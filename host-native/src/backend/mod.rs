@@ -4,8 +4,8 @@
 //! `riverdriver` interface lets River run on several databases.
 //!
 //! Implementations here: the embedded engine through the driver
-//! ([`Handle`]: durable, the daemon's path) and an engine behind a mutex
-//! with a [`Clock`] ([`EngineQueues`]: no store, for tests, simulations
+//! ([`Handle`](crate::driver::Handle): durable, the daemon's path) and an engine behind a mutex
+//! with a [`Clock`](crate::driver::Clock) ([`EngineQueues`]: no store, for tests, simulations
 //! and embedders that drive the engine themselves). The Postgres queues
 //! (`PgQueues`) implement it in their own module; a NATS or Redis
 //! transport would too. The port names no adapter.
