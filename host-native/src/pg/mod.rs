@@ -13,16 +13,16 @@
 //! deployments — or parallel tests — can share one database. Time that
 //! matters for correctness (lease expiry) is always the database's clock
 //! (`now()`); a replica only ever uses *durations* of its own clock, never
-//! compares its wall clock to the database's (see [`lease`]). See
+//! compares its wall clock to the database's (see [`LeaderLease`]). See
 //! `docs/postgres.md`.
 
 mod bridge;
 pub mod fires;
-pub mod lease;
+mod lease;
 pub mod migrate;
-pub mod queue;
+mod queue;
 pub mod replica;
-pub mod store;
+mod store;
 pub mod workers;
 
 mod connection;
