@@ -28,6 +28,6 @@ pub mod workers;
 mod connection;
 
 pub use connection::{PgConfig, PgError, connect};
-pub use lease::{LeaderLease, LeaseGrant, LeaseOptions};
+pub use lease::{LeaderLease, LeaseGrant, LeaseOptions, default_holder};
 pub use queue::{PgQueues, QueueError};
 pub use store::PgStore;
