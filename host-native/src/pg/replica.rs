@@ -62,7 +62,7 @@ impl ReplicaConfig {
         ReplicaConfig {
             pg,
             name: "chime".into(),
-            holder: super::default_holder(),
+            holder: super::lease::default_holder(),
             lease: LeaseOptions::default(),
             driver: DriverConfig::default(),
             settle_timeout_ms: 3_600_000,
