@@ -8,10 +8,11 @@
 //! carries commands out.
 //!
 //! The modules are layers, lowest first (each imports only from those
-//! before it; `docs/architecture.md` has the checks): [`store`], [`driver`],
-//! [`backend`] (the queue port), [`worker`], the runtime (its items are re-exported here: [`start`],
-//! [`Builder`], [`Running`]), then [`http`], [`pg`] and [`daemon`], each
-//! behind the cargo feature of that name (`http`, `postgres`, `cli`).
+//! before it; `docs/architecture.md` has the checks): [`store`],
+//! [`driver`], [`backend`] (the queue port), [`worker`], the runtime (its
+//! items are re-exported here: [`start`], [`Builder`], [`Running`]), then
+//! [`http`], [`pg`] and [`daemon`], each behind a cargo feature (`http`,
+//! `postgres`, `cli`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
