@@ -705,6 +705,14 @@ impl Checker {
                          with nothing in flight"
                     );
                 }
+                if *reason == SkipReason::Superseded {
+                    let policy = self.policies(schedule);
+                    assert!(
+                        policy.any(|p| p != Overlap::Allow),
+                        "O: {schedule}: {count} boundaries ({first}..{last}) skipped \
+                         `superseded` under `allow`, which fires every selected boundary"
+                    );
+                }
                 let tr = self.tracks.get_mut(schedule.as_str()).unwrap_or_else(|| {
                     panic!("R: {schedule}: skip of a schedule that does not exist")
                 });

@@ -34,6 +34,21 @@ test('catch-up after downtime fires the most recent boundaries and reports the r
   assert.equal(e.pollTimeout(), T0 + 11 * HOUR);
 });
 
+test('catch-up under the default skip policy fires the most recent boundary, not the oldest', () => {
+  const e = new Engine({ seed: 7 });
+  e.handle(T0, { upsertSchedule: { name: 'nightly', spec: '@every 1h', catchup: { max: 4 }, target: { queue: 'jobs' } } });
+  e.drain();
+  e.handle(T0 + 10 * HOUR + 5, 'advance');
+  const cmds = e.drain();
+  assert.deepEqual(fires(cmds).map((x) => x.nominal), [T0 + 10 * HOUR]);
+  const skipped = events(cmds, 'fire_skipped').map((s) => [s.reason, s.count, s.first, s.last]).sort();
+  assert.deepEqual(skipped, [
+    ['catchup_cap', 6, T0 + HOUR, T0 + 6 * HOUR],
+    ['superseded', 3, T0 + 7 * HOUR, T0 + 9 * HOUR],
+  ]);
+  assert.equal(e.schedule('nightly').nextNominal, T0 + 11 * HOUR);
+});
+
 test('overlap skip: a fire whose previous job is still running is skipped, not doubled', () => {
   const e = new Engine();
   e.handle(T0, { upsertSchedule: { name: 'sync', spec: '@every 1m', target: { queue: 'q' } } });

@@ -5,13 +5,19 @@
 //! are skipped (`paused`). Of the others, those whose due time (nominal +
 //! jitter) is older than `now - catchup.window_ms` are skipped (`too_old`);
 //! of the rest that are due, at most `catchup.max` — the most recent — stay
-//! selected and the older ones are skipped (`catchup_cap`). Skips are
-//! counted without walking the boundaries one by one.
+//! selected and the older ones are skipped (`catchup_cap`). When the
+//! schedule's overlap policy would collapse the selection anyway (anything
+//! but `allow`), only the most recent selected boundary stays and the
+//! earlier ones are skipped (`superseded`): after downtime a nightly job
+//! runs for last night, as Kubernetes CronJob, systemd `Persistent=` and
+//! anacron do, not for the oldest night the cap kept. Skips are counted
+//! without walking the boundaries one by one.
 
 use crate::schedule::Schedule;
 use crate::schedule::skips::Skips;
 use crate::time::Timestamp;
 use crate::wire::command::{Output, SkipReason};
+use crate::wire::schedule_def::Overlap;
 
 /// What catch-up works with besides the schedule: the advance's clock, the
 /// engine's jitter seed, and where skips and completions go. One value
@@ -126,7 +132,12 @@ impl Schedule {
                 return;
             }
         }
-        self.cap(tick);
+        if self.cap(u64::from(self.catchup().max), SkipReason::CatchupCap, tick) {
+            return;
+        }
+        if self.overlap != Overlap::Allow {
+            self.cap(1, SkipReason::Superseded, tick);
+        }
     }
 
     /// Records a skipped span and moves the cursor past it. Returns whether
@@ -163,17 +174,18 @@ impl Schedule {
         }
     }
 
-    /// Skips all but the `catchup.max` most recent due boundaries that are
-    /// not paused (paused ones in between are skipped as paused).
-    fn cap(&mut self, tick: &mut Tick<'_>) {
+    /// Skips, with `reason`, all but the `keep` most recent due boundaries
+    /// that are not paused (paused ones in between are skipped as paused).
+    /// Returns whether the schedule completed.
+    fn cap(&mut self, keep: u64, reason: SkipReason, tick: &mut Tick<'_>) -> bool {
         let (now, seed) = (tick.now, tick.seed);
         let mut active = 0;
         self.stretches(seed, now, |paused, span| {
             active += u64::from(!paused) * span.count;
             true
         });
-        let Some(mut excess) = active.checked_sub(u64::from(self.catchup().max)) else {
-            return;
+        let Some(mut excess) = active.checked_sub(keep) else {
+            return false;
         };
         let mut plan = Vec::new();
         self.stretches(seed, now, |paused, span| {
@@ -188,7 +200,7 @@ impl Schedule {
                     .nth_from(span.first, n - 1)
                     .expect("counted boundary exists");
                 plan.push((
-                    SkipReason::CatchupCap,
+                    reason,
                     Span {
                         count: n,
                         first: span.first,
@@ -200,11 +212,8 @@ impl Schedule {
             excess -= n;
             excess > 0
         });
-        for (reason, span) in plan {
-            if self.skip_span(span, reason, tick) {
-                return;
-            }
-        }
+        plan.into_iter()
+            .any(|(reason, span)| self.skip_span(span, reason, tick))
     }
 }
 
@@ -235,7 +244,8 @@ mod tests {
             end_at: None,
             max_fires: None,
             paused: false,
-            overlap: Default::default(),
+            // `allow`, so that the cap's own selection shows.
+            overlap: Overlap::Allow,
             catchup,
         };
         let spec = Spec::parse(spec, &SpecOptions::default()).unwrap();
@@ -363,5 +373,49 @@ mod tests {
                 (SkipReason::Paused, 3, 4000, 6000)
             ]
         );
+    }
+
+    /// Under `skip` (the default) a backlog collapses to its most recent
+    /// boundary: the older ones the cap kept are `superseded`, and the
+    /// cursor is on the newest due boundary, so that one fires.
+    #[test]
+    fn a_collapsing_policy_keeps_the_most_recent() {
+        for overlap in [Overlap::Skip, Overlap::BufferOne, Overlap::CancelPrevious] {
+            let mut s = sched("@every 1s", Catchup::default());
+            s.overlap = overlap;
+            s.cursor = Some(t(1000));
+            s.due_at = t(1000);
+            let (mut sk, mut out) = (Skips::default(), Output::default());
+            s.catch_up(&mut Tick {
+                now: t(100_500),
+                seed: 0,
+                skips: &mut sk,
+                out: &mut out,
+            });
+            // 100 due: 36 capped (1..=36), 63 superseded (37..=99), 100 fires.
+            assert_eq!(s.cursor, Some(t(100_000)), "{overlap:?}");
+            assert_eq!((s.n.skipped, s.n.processed), (99, 99));
+            sk.flush(&mut out);
+            let mut reasons: Vec<_> = std::iter::from_fn(|| out.pop())
+                .map(|c| match c {
+                    Command::Event(Event::FireSkipped {
+                        reason,
+                        count,
+                        first,
+                        last,
+                        ..
+                    }) => (reason, count, first.as_millis(), last.as_millis()),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            reasons.sort();
+            assert_eq!(
+                reasons,
+                [
+                    (SkipReason::CatchupCap, 36, 1000, 36_000),
+                    (SkipReason::Superseded, 63, 37_000, 99_000)
+                ]
+            );
+        }
     }
 }

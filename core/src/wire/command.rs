@@ -284,6 +284,10 @@ pub enum SkipReason {
     CatchupCap,
     /// The previous fire was in flight (`skip`, or `buffer_one` with one already buffered).
     Overlap,
+    /// A more recent due boundary of the same backlog was chosen instead:
+    /// under any overlap policy but `allow`, a backlog collapses to its most
+    /// recent boundary.
+    Superseded,
     /// The schedule was paused at the boundary's nominal time.
     Paused,
     /// The target queue is full (`live_jobs` limit) or rejected the job.

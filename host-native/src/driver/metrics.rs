@@ -264,6 +264,7 @@ fn skip_reason(r: SkipReason) -> &'static str {
         SkipReason::TooOld => "too_old",
         SkipReason::CatchupCap => "catchup_cap",
         SkipReason::Overlap => "overlap",
+        SkipReason::Superseded => "superseded",
         SkipReason::Paused => "paused",
         SkipReason::QueueFull => "queue_full",
         SkipReason::Redefined => "redefined",

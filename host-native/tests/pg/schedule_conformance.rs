@@ -423,6 +423,40 @@ async fn catch_up_after_downtime_is_capped() {
 }
 
 #[tokio::test]
+async fn catch_up_under_skip_fires_the_most_recent_boundary() {
+    let seen = on_both("sc_catchup_skip", |mut b| async move {
+        b.declare(QueueConfig::new("ticks")).await;
+        b.upsert(serde_json::json!({
+            "name": "nightly", "spec": "@every 1s", "catchup": {"max": 4},
+            "target": {"queue": "ticks"}
+        }))
+        .await;
+        // Ten boundaries pass at once: the default `skip` collapses them.
+        b.advance(10_500).await;
+        let jobs = b.claim("ticks").await;
+        let nominals: Vec<Timestamp> = jobs
+            .iter()
+            .map(|j| j.fire.clone().unwrap().nominal)
+            .collect();
+        assert_eq!(
+            nominals,
+            vec![at(10_000)],
+            "last night's run, not the oldest"
+        );
+        b
+    })
+    .await;
+    assert_eq!(seen.fired.len(), 1, "{seen:?}");
+    assert_eq!(seen.fired[0].0, 10_000);
+    let mut skipped = seen.skipped.clone();
+    skipped.sort();
+    assert_eq!(
+        skipped,
+        vec![("catchup_cap".into(), 6), ("superseded".into(), 3)]
+    );
+}
+
+#[tokio::test]
 async fn a_dead_fire_job_releases_the_schedule() {
     let seen = on_both("sc_dead_fire", |mut b| async move {
         let mut q = QueueConfig::new("ticks");

@@ -1,6 +1,6 @@
 //! Catch-up after downtime: the cap, the single aggregated skip event, the
 //! cursor back on the grid, and the default `skip` overlap collapsing a
-//! backlog into one fire while its job runs.
+//! backlog into its most recent boundary while its job runs.
 
 use chime_core::{FireReason, Input, Overlap, QueueConfig, QueueMode, SkipReason};
 use chime_tests::scenario::*;
@@ -62,7 +62,7 @@ fn six_hundred_seconds_behind_allow_fires_the_last_64() {
 }
 
 #[test]
-fn default_skip_collapses_a_backlog_into_one_fire() {
+fn default_skip_collapses_a_backlog_into_its_most_recent_boundary() {
     let mut h = Harness::standalone();
     h.ok(
         START,
@@ -70,12 +70,12 @@ fn default_skip_collapses_a_backlog_into_one_fire() {
     );
     let cmds = h.advance(START + 600_000);
     let fired = fires(&cmds);
+    assert_eq!(fired.len(), 1, "one boundary of the backlog fires");
     assert_eq!(
-        fired.len(),
-        1,
-        "the first selected boundary fires, its job runs"
+        fired[0].nominal().as_millis(),
+        START + 600_000,
+        "the most recent one, as Kubernetes CronJob and anacron do"
     );
-    assert_eq!(fired[0].nominal().as_millis(), START + 237 * 2000);
     assert!(fired[0].job.is_some());
     let mut sk = skips(&cmds);
     sk.sort();
@@ -88,7 +88,12 @@ fn default_skip_collapses_a_backlog_into_one_fire() {
                 START + 2000,
                 START + 236 * 2000
             ),
-            (SkipReason::Overlap, 63, START + 238 * 2000, START + 600_000),
+            (
+                SkipReason::Superseded,
+                63,
+                START + 237 * 2000,
+                START + 299 * 2000
+            ),
         ]
     );
     // While the job waits, on-time boundaries are skipped too.
@@ -160,4 +165,40 @@ fn a_huge_backlog_is_counted_not_walked() {
     assert_eq!(sk.len(), 2);
     let total: u64 = sk.iter().map(|s| s.1).sum();
     assert_eq!(total + 64, ((now - START) / 1000) as u64);
+}
+
+/// `buffer_one` with its previous job still waiting: after downtime the
+/// backlog's most recent boundary is the one buffered (it runs once the job
+/// ends), the older ones are `superseded`.
+#[test]
+fn buffer_one_buffers_the_most_recent_boundary_of_a_backlog() {
+    let mut h = Harness::standalone();
+    let mut d = def("tick", "@every 2s", "jobs");
+    d.overlap = Overlap::BufferOne;
+    h.ok(START, Input::UpsertSchedule(d));
+    assert_eq!(nominals(&h.advance(START + 2000)), vec![START + 2000]);
+    let cmds = h.advance(START + 20_000);
+    assert!(fires(&cmds).is_empty(), "the first job is still waiting");
+    assert_eq!(
+        skips(&cmds),
+        vec![(SkipReason::Superseded, 8, START + 4000, START + 18_000)]
+    );
+    assert!(events(&cmds).contains(&&chime_core::Event::FireBuffered {
+        schedule: "tick".into(),
+        nominal: t(START + 20_000),
+    }));
+    let c = h.claim_one(START + 20_500, "jobs");
+    let (_, cmds) = h.ok(
+        START + 20_600,
+        Input::Complete {
+            job: c.job,
+            token: c.token,
+        },
+    );
+    assert_eq!(
+        nominals(&cmds),
+        vec![START + 20_000],
+        "the buffered boundary runs"
+    );
+    h.check_replay();
 }

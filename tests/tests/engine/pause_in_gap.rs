@@ -118,7 +118,7 @@ fn pause_then_later_resume_in_a_gap_skips_only_the_paused_stretch() {
 }
 
 #[test]
-fn default_skip_overlap_fires_the_first_selected_and_skips_the_rest_as_overlap() {
+fn default_skip_fires_the_most_recent_and_skips_the_rest_as_superseded() {
     let mut h = replica();
     h.ok(T0, grant(1, T0 + 30_000));
     h.ok(T0, Input::UpsertSchedule(def("tick", "@every 1m", "q")));
@@ -132,10 +132,10 @@ fn default_skip_overlap_fires_the_first_selected_and_skips_the_rest_as_overlap()
     let (_, cmds) = h.ok(T0 + 10 * MIN + 30_000, resume());
     assert!(cmds.is_empty(), "{cmds:?}");
     let (_, cmds) = h.ok(T0 + 10 * MIN + 30_000, grant(2, T0 + 60 * MIN));
-    assert_eq!(nominals(&cmds), vec![T0 + MIN]);
+    assert_eq!(nominals(&cmds), vec![T0 + 10 * MIN]);
     assert_eq!(
         skips(&cmds),
-        vec![(SkipReason::Overlap, 9, T0 + 2 * MIN, T0 + 10 * MIN)]
+        vec![(SkipReason::Superseded, 9, T0 + MIN, T0 + 9 * MIN)]
     );
     let info = h.engine.schedule("tick").unwrap();
     assert_eq!((info.fires, info.skipped), (1, 9));

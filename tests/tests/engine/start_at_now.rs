@@ -5,7 +5,7 @@
 //! skips to the same boundary, and one with `startAt` a boundary in the
 //! future starts exactly there.
 
-use chime_core::{Input, QueueConfig, QueueMode};
+use chime_core::{Input, Overlap, QueueConfig, QueueMode};
 use chime_tests::scenario::*;
 
 const MIN: i64 = 60_000;
@@ -17,6 +17,8 @@ fn first_fire(start_at: i64) -> i64 {
     q.mode = QueueMode::External;
     h.ok(S, Input::DeclareQueue(q));
     let mut d = def("s", "@every 1m", "out");
+    // `allow`: the first of the backlog fires (under `skip` the most recent would).
+    d.overlap = Overlap::Allow;
     d.start_at = Some(t(start_at));
     h.ok(S, Input::UpsertSchedule(d));
     let cmds = h.advance(S);
