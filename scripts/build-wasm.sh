@@ -40,8 +40,11 @@ cargo build -p chime-wasm --target wasm32-unknown-unknown --profile wasm-release
 step "wasm-opt, wasm-bindgen"
 out=wasm/pkg
 rm -rf "$out"
+# Cargo's output directory: CARGO_TARGET_DIR when set (a shared or
+# per-worktree target directory), else ./target.
+tgt="${CARGO_TARGET_DIR:-target}"
 mkdir -p target/wasm-pkg
-wasm=target/wasm32-unknown-unknown/wasm-release/chime_wasm.wasm
+wasm="$tgt/wasm32-unknown-unknown/wasm-release/chime_wasm.wasm"
 if command -v wasm-opt >/dev/null; then
   # Before wasm-bindgen, not after: Debian 12's binaryen (108) corrupts the
   # externref table that wasm-bindgen adds. Rust 1.82+ emits these post-MVP

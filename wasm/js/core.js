@@ -2,41 +2,30 @@
 // results, ChimeError. No scheduling logic lives here: every decision is the
 // core's (see ../src/lib.rs and ../../core).
 import * as raw from '../pkg/chime_wasm.js';
+import { ChimeError, fromThrown, invalidInput } from './errors.js';
+import { ensureReady } from './init.js';
 
-/** An input the engine refused, a bad spec, or a malformed argument. */
-export class ChimeError extends Error {
-  constructor(code, message, field) {
-    super(message);
-    this.name = 'ChimeError';
-    /** Stable machine-readable code, e.g. `invalid_spec`. */
-    this.code = code;
-    /** The input field concerned (camelCase), when there is one. */
-    this.field = field;
-  }
-}
-
-/** Thrown values of the raw module are JSON `{code, field, message}`. */
-function rethrow(e) {
-  if (typeof e === 'string' && e.startsWith('{')) {
-    const { code, field, message } = JSON.parse(e);
-    return new ChimeError(code, message, field);
-  }
-  return e;
-}
+export { ChimeError } from './errors.js';
 
 function call(f) {
   try {
     return f();
   } catch (e) {
-    throw rethrow(e);
+    throw fromThrown(e);
   }
+}
+
+/** A string argument, or `invalid_input` on `field`. */
+function str(v, field) {
+  if (typeof v !== 'string') throw invalidInput(field, `expected a string, got ${v === null ? 'null' : typeof v}`);
+  return v;
 }
 
 /** Timestamps in: a number of ms since the epoch, or a Date. Out: numbers. */
 export function toMs(t, field = 'now') {
   if (typeof t === 'number') return t;
   if (t instanceof Date) return t.getTime();
-  throw new ChimeError('invalid_input', `invalid_input: ${field}: expected ms or a Date`, field);
+  throw invalidInput(field, 'expected ms or a Date');
 }
 
 // Wire fields that hold instants: a Date there is sent as ms. Other Dates
@@ -55,12 +44,21 @@ function replacer(key, value) {
  * `"advance"` or `{"enqueue": {...}}`; Dates in time fields become ms.
  */
 export function encodeInput(input) {
-  return JSON.stringify(input, replacer);
+  let json;
+  try {
+    json = JSON.stringify(input, replacer);
+  } catch (e) {
+    // A BigInt or a cycle: JSON has no text for it.
+    throw invalidInput('input', e.message, e);
+  }
+  if (json === undefined) throw invalidInput('input', `expected an input object or "advance", got ${typeof input}`);
+  return json;
 }
 
 const parseOpt = (s) => (s === undefined ? undefined : JSON.parse(s));
 
 function specOptions(opts = {}) {
+  if (typeof opts !== 'object' || opts === null) throw invalidInput('options', 'expected an object');
   const { from = Date.now(), ...rest } = opts;
   return JSON.stringify({ ...rest, from: toMs(from, 'from') });
 }
@@ -70,7 +68,8 @@ function specOptions(opts = {}) {
  * (default: now), with civil time, UTC offset and DST notes.
  */
 export function preview(spec, opts) {
-  return JSON.parse(call(() => raw.preview(spec, specOptions(opts))));
+  ensureReady();
+  return JSON.parse(call(() => raw.preview(str(spec, 'spec'), specOptions(opts))));
 }
 
 /**
@@ -78,17 +77,20 @@ export function preview(spec, opts) {
  * everyMs?, next}` or `{valid: false, error: ChimeError}`.
  */
 export function validate(spec, opts) {
+  ensureReady();
+  const options = specOptions(opts);
   try {
-    return { valid: true, ...JSON.parse(raw.validate(spec, specOptions(opts))) };
+    return { valid: true, ...JSON.parse(raw.validate(str(spec, 'spec'), options)) };
   } catch (e) {
-    const error = rethrow(e);
-    if (!(error instanceof ChimeError)) throw error;
+    const error = fromThrown(e);
+    if (error.code === 'internal') throw error;
     return { valid: false, error };
   }
 }
 
 /** The IANA tz database version bundled into the wasm, e.g. `2025b`. */
 export function tzdbVersion() {
+  ensureReady();
   return raw.tzdbVersion();
 }
 
@@ -100,16 +102,19 @@ export function tzdbVersion() {
  * pending); at 4 × `every` lines, at once.
  */
 export function snapshotDue(entries, every, slackMs, costMs) {
+  ensureReady();
   return raw.snapshotDue(entries, every, slackMs ?? undefined, costMs);
 }
 
 /** The core's default `every` of `snapshotDue` (10,000 journal lines). */
 export function snapshotEvery() {
+  ensureReady();
   return raw.snapshotEvery();
 }
 
 /** How often a job leased for `leaseMs` is heartbeaten: a third of it, at least 1 ms. */
 export function heartbeatPeriodMs(leaseMs) {
+  ensureReady();
   return raw.heartbeatPeriodMs(leaseMs);
 }
 
@@ -186,10 +191,15 @@ function unpack(text, nums, count) {
       out[n++] = JSON.parse(str(nums[i + 1], nums[i + 2]));
       i += 3;
     } else {
-      throw new Error(`chime: unknown packed command tag ${tag}`);
+      throw new ChimeError('internal', `internal: unknown packed command tag ${tag}`);
     }
   }
   return out;
+}
+
+/** `freed`: a method of an Engine or Spec called after its `free()`. */
+function freed(what) {
+  return new ChimeError('freed', `freed: this ${what} was freed (free() was called)`);
 }
 
 /**
@@ -202,7 +212,19 @@ export class Engine {
 
   /** @param config EngineConfig (seed, standalone, limits, …), all optional. */
   constructor(config) {
-    this.#raw = config instanceof raw.RawEngine ? config : call(() => new raw.RawEngine(config ? JSON.stringify(config) : ''));
+    if (config instanceof raw.RawEngine) {
+      this.#raw = config;
+      return;
+    }
+    ensureReady();
+    if (config !== undefined && config !== null && typeof config !== 'object') throw invalidInput('config', 'expected an EngineConfig object');
+    this.#raw = call(() => new raw.RawEngine(config ? JSON.stringify(config) : ''));
+  }
+
+  /** The live raw engine, or `freed`. */
+  get #r() {
+    if (this.#raw === null) throw freed('Engine');
+    return this.#raw;
   }
 
   /** Applies one input at `now` (ms or Date); returns the reply. */
@@ -213,7 +235,9 @@ export class Engine {
   /** `handle` with the input already as JSON text (what a journal stores). */
   handleJson(now, inputJson) {
     const ms = toMs(now);
-    return JSON.parse(call(() => this.#raw.handle(ms, inputJson)));
+    str(inputJson, 'input');
+    const r = this.#r;
+    return JSON.parse(call(() => r.handle(ms, inputJson)));
   }
 
   /**
@@ -223,10 +247,11 @@ export class Engine {
    * however many commands.
    */
   drain(max = 0xffffffff) {
+    const r = this.#r;
     reasons ??= JSON.parse(raw.fireReasons());
-    const n = this.#raw.drainPacked(max);
+    const n = call(() => r.drainPacked(max));
     if (n === 0) return [];
-    const [textAt, textLen, numsAt, numsLen] = this.#raw.packedLayout();
+    const [textAt, textLen, numsAt, numsLen] = r.packedLayout();
     const { buffer } = (memory ??= raw.wasmMemory());
     const text = utf8.decode(new Uint8Array(buffer, textAt, textLen));
     return unpack(text, new Float64Array(buffer, numsAt, numsLen), n);
@@ -234,36 +259,37 @@ export class Engine {
 
   /** Every pending command as the JSON text of the golden traces. */
   drainJson() {
-    return this.#raw.drainJson();
+    return this.#r.drainJson();
   }
 
   /** When `handle(t, 'advance')` next has work (ms), or null. */
   pollTimeout() {
-    return this.#raw.pollTimeout() ?? null;
+    return this.#r.pollTimeout() ?? null;
   }
 
-  get clock() { return this.#raw.clock; }
-  get isLeader() { return this.#raw.isLeader; }
-  get config() { return JSON.parse(this.#raw.config); }
-  get scheduleCount() { return this.#raw.scheduleCount; }
-  get liveJobs() { return this.#raw.liveJobs; }
-  get pendingCommands() { return this.#raw.pendingCommands; }
+  get clock() { return this.#r.clock; }
+  get isLeader() { return this.#r.isLeader; }
+  get config() { return JSON.parse(this.#r.config); }
+  get scheduleCount() { return this.#r.scheduleCount; }
+  get liveJobs() { return this.#r.liveJobs; }
+  get pendingCommands() { return this.#r.pendingCommands; }
   /** A schedule's definition, state and counters, or undefined. */
-  schedule(name) { return parseOpt(this.#raw.schedule(name)); }
-  scheduleNames() { return JSON.parse(this.#raw.scheduleNames()); }
-  queueStats(queue) { return parseOpt(this.#raw.queueStats(queue)); }
-  queueNames() { return JSON.parse(this.#raw.queueNames()); }
-  deadLetters(queue, limit = 100) { return JSON.parse(this.#raw.deadLetters(queue, limit)); }
-  job(id) { return parseOpt(this.#raw.job(id)); }
+  schedule(name) { const r = this.#r; return parseOpt(call(() => r.schedule(str(name, 'name')))); }
+  scheduleNames() { return JSON.parse(this.#r.scheduleNames()); }
+  queueStats(queue) { const r = this.#r; return parseOpt(call(() => r.queueStats(str(queue, 'queue')))); }
+  queueNames() { return JSON.parse(this.#r.queueNames()); }
+  deadLetters(queue, limit = 100) { const r = this.#r; return JSON.parse(call(() => r.deadLetters(str(queue, 'queue'), limit))); }
+  job(id) { const r = this.#r; return parseOpt(call(() => r.job(id))); }
 
   /** Canonical snapshot JSON (drain first: pending commands are not in it). */
   snapshot() {
-    return this.#raw.snapshot();
+    return this.#r.snapshot();
   }
 
   /** An engine from `snapshot()` JSON. */
   static restore(snapshot) {
-    return new Engine(call(() => raw.RawEngine.restore(snapshot)));
+    ensureReady();
+    return new Engine(call(() => raw.RawEngine.restore(str(snapshot, 'snapshot'))));
   }
 
   /**
@@ -272,21 +298,27 @@ export class Engine {
    * emitted, and each entry's `{ok}` or `{error}`.
    */
   static replay(snapshot, journal) {
+    ensureReady();
+    if (snapshot !== null && snapshot !== undefined) str(snapshot, 'snapshot');
+    str(journal, 'journal');
     const out = call(() => raw.RawEngine.replay(snapshot ?? '', journal));
     try {
       return {
         engine: new Engine(out.takeEngine()),
         commands: JSON.parse(out.commands),
-        replies: JSON.parse(out.replies).map((r) => (r.error ? { error: new ChimeError(r.error.code, r.error.message, r.error.field) } : r)),
+        replies: JSON.parse(out.replies).map((r) => (r.error ? { error: new ChimeError(r.error.code, r.error.message, r.error.field ?? undefined) } : r)),
       };
     } finally {
       out.free();
     }
   }
 
-  /** Frees the wasm memory now instead of at garbage collection. */
+  /** Frees the wasm memory now instead of at garbage collection; later calls throw `freed`. */
   free() {
-    this.#raw.free();
+    if (this.#raw === null) return;
+    const r = this.#raw;
+    this.#raw = null;
+    r.free();
   }
 }
 
@@ -303,21 +335,40 @@ export class Spec {
   #raw;
   /** @param opts `{tz, dst, minIntervalMs, horizonYears}` */
   constructor(spec, opts = {}) {
+    ensureReady();
+    str(spec, 'spec');
+    if (typeof opts !== 'object' || opts === null) throw invalidInput('options', 'expected an object');
     this.#raw = call(() => new raw.RawSpec(spec, JSON.stringify(opts)));
+  }
+  get #r() {
+    if (this.#raw === null) throw freed('Spec');
+    return this.#raw;
   }
   /** The first occurrence strictly after `after` (ms or Date), or null. */
   next(after) {
-    return call(() => this.#raw.next(toMs(after, 'after'))) ?? null;
+    const r = this.#r;
+    const ms = toMs(after, 'after');
+    return call(() => r.next(ms)) ?? null;
   }
   /** Up to `count` successive occurrences after `after` (at most 1,000,000). */
   nextTimes(after, count) {
-    return call(() => this.#raw.nextTimes(toMs(after, 'after'), count));
+    const r = this.#r;
+    const ms = toMs(after, 'after');
+    return call(() => r.nextTimes(ms, count));
   }
   /** Like `preview`: civil time, offset and DST note per occurrence. */
   preview(after, count = 10) {
-    return JSON.parse(call(() => this.#raw.preview(toMs(after, 'after'), count)));
+    const r = this.#r;
+    const ms = toMs(after, 'after');
+    return JSON.parse(call(() => r.preview(ms, count)));
   }
-  get zone() { return this.#raw.zone; }
-  get fixedTime() { return this.#raw.fixedTime; }
-  free() { this.#raw.free(); }
+  get zone() { return this.#r.zone; }
+  get fixedTime() { return this.#r.fixedTime; }
+  /** Frees the wasm memory now; later calls throw `freed`. */
+  free() {
+    if (this.#raw === null) return;
+    const r = this.#raw;
+    this.#raw = null;
+    r.free();
+  }
 }

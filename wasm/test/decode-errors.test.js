@@ -4,7 +4,8 @@
 // (chime_core::decode, used by src/lib.rs). The expectations were recorded
 // from the package built from main at 5513bee, whose decoder was serde's
 // derive, and the same test passes against that build, so a decoder
-// change cannot drift unnoticed.
+// change cannot drift unnoticed. (Since then lookup errors name their
+// field: `unknown_job` has `job`.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, ChimeError, preview } from '../index.node.js';
@@ -170,7 +171,7 @@ const expected = {
   },
   "handle.unknownFieldIgnored": {
     "code": "unknown_job",
-    "field": null,
+    "field": "job",
     "message": "unknown_job: no job 1"
   },
   "handle.exponentForI32": {

@@ -194,9 +194,9 @@ test('bad input throws ChimeError with a stable code and the field', () => {
   assert.equal(e.clock, 0);
   assert.equal(e.scheduleCount, 0);
   // Checks that need state run after the advance to `now`: only the clock moved.
-  rejects(() => e.handle(T0, { triggerSchedule: { name: 'ghost' } }), 'unknown_schedule', undefined);
+  rejects(() => e.handle(T0, { triggerSchedule: { name: 'ghost' } }), 'unknown_schedule', 'schedule');
   rejects(() => e.handle(T0, { upsertSchedule: { name: 'x', spec: '0 0 30 2 *', target: { queue: 'q' } } }), 'spec_never_fires', 'spec');
-  rejects(() => e.handle(T0, { complete: { job: 99, token: 1 } }), 'unknown_job', undefined);
+  rejects(() => e.handle(T0, { complete: { job: 99, token: 1 } }), 'unknown_job', 'job');
   assert.equal(e.clock, T0);
   assert.equal(e.scheduleCount, 0);
 });

@@ -134,7 +134,31 @@ impl Error {
             Error::Spec(e) => Some(e.field()),
             Error::InvalidInput { field, .. } => Some(field),
             Error::PayloadTooLarge { .. } => Some("payload"),
-            _ => None,
+            // The thing that was not found or not held: the JS binding's
+            // `ChimeError.field` and the HTTP error body name it, so a caller
+            // can tell "no such schedule" from "no such queue" by field alone.
+            Error::UnknownSchedule(_) => Some("schedule"),
+            Error::UnknownQueue(_) => Some("queue"),
+            Error::UnknownJob(_) | Error::InvalidState { .. } => Some("job"),
+            Error::UnknownFire(_) => Some("fire"),
+            Error::LeaseLost { .. } => Some("token"),
+            Error::LeaseHeld { .. } => Some("lease"),
+            Error::LimitExceeded { .. } | Error::NotLeader | Error::Backpressure { .. } => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every "not found / not held" error names what was not found.
+    #[test]
+    fn lookup_errors_name_their_field() {
+        assert_eq!(Error::UnknownSchedule("a".into()).field(), Some("schedule"));
+        assert_eq!(Error::UnknownQueue("q".into()).field(), Some("queue"));
+        assert_eq!(Error::UnknownJob(JobId(1)).field(), Some("job"));
+        assert_eq!(Error::LeaseLost { job: JobId(1) }.field(), Some("token"));
+        assert_eq!(Error::NotLeader.field(), None);
     }
 }
