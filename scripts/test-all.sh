@@ -75,6 +75,9 @@ fi
 step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, browser page; tsc --strict on a typed example)"
 (cd wasm && npm ci --no-audit --no-fund --loglevel=error && CHIME_REQUIRE_BROWSER=1 npm test && npm run typecheck)
 
+step "npm package as a user gets it: npm pack, a scratch app, tsc --strict, the examples in Node, esbuild and Vite in chromium"
+CHIME_REQUIRE_BROWSER=1 scripts/npm-consumer-test.sh
+
 step "doc tests and docs build without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc -p chime-core -p chime-native --no-deps --locked
 

@@ -1,8 +1,8 @@
 // A Node service in a few lines: schedules, a worker queue and file
-// persistence. Type-checked with `tsc --strict --noEmit` (npm run typecheck)
-// against the package's declarations (generated from the Rust types).
-import { Engine, Scheduler, FileStore, ChimeError, preview, validate } from 'chime';
-import type { Command, Input, Reply, ScheduleInfo, QueueStats, Job } from 'chime';
+// persistence. Type-checked with `tsc --strict` and run in Node by
+// scripts/npm-consumer-test.sh, against the packed package's declarations.
+import { Engine, Scheduler, FileStore, ChimeError, preview, validate } from 'chime-scheduler';
+import type { Command, Input, Reply, ScheduleInfo, QueueStats, Job } from 'chime-scheduler';
 
 interface Email {
   to: string;
@@ -12,7 +12,7 @@ interface Email {
 const scheduler = new Scheduler({
   store: new FileStore('./chime-data'),
   onCommand: (cmd: Command) => {
-    if ('event' in cmd && cmd.event.kind === 'job_dead') console.error(`job ${cmd.event.job} is dead after ${cmd.event.attempts} attempts`);
+    if (cmd.event?.kind === 'job_dead') console.error(`job ${cmd.event.job} is dead after ${cmd.event.attempts} attempts`);
   },
 });
 await scheduler.start();
@@ -34,9 +34,9 @@ console.log(info?.nextNominal, stats?.totals.enqueued);
 const engine = new Engine({ seed: 7 });
 const upsert: Input = { upsertSchedule: { name: 'backup', spec: '@every 1h', target: { queue: 'jobs' } } };
 const reply: Reply = engine.handle(new Date('2026-01-01T00:00:00Z'), upsert);
-if (typeof reply === 'object' && 'scheduleUpserted' in reply) console.log(reply.scheduleUpserted.nextFire);
+if (typeof reply === 'object' && reply.scheduleUpserted) console.log(reply.scheduleUpserted.nextFire);
 for (const cmd of engine.drain()) {
-  if ('fire' in cmd) console.log(cmd.fire.fireId, cmd.fire.reason);
+  if (cmd.fire) console.log(cmd.fire.fireId, cmd.fire.reason);
 }
 const next: number | null = engine.pollTimeout();
 console.log(next);
@@ -51,4 +51,6 @@ for (const o of preview('30 2 * * *', { tz: 'America/New_York', count: 3 })) con
 const v = validate('0 9 * * MON-FRU');
 if (!v.valid) console.log(v.error.code, v.error.message);
 
+// A service stops on SIGTERM; this example stops here.
 process.on('SIGTERM', () => void scheduler.stop({ graceMs: 10_000 }));
+await scheduler.stop({ graceMs: 10_000 });
