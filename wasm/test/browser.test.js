@@ -96,3 +96,74 @@ test('timeline page: type a spec and a zone, see the next fires with DST marks',
     fs.rmSync(profile, { recursive: true, force: true });
   }
 });
+
+async function withPage(fn) {
+  const server = await serve();
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'chime-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1000, height: 800 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e));
+    await page.goto(`http://127.0.0.1:${server.address().port}/examples/timeline.html`);
+    await page.waitForSelector('body[data-state="ok"]');
+    await fn(page);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    server.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+test('timeline page: tick labels of a dense fold do not overlap', { skip: !present && `${CHROMIUM} not installed`, timeout: 60_000 }, async () => {
+  await withPage(async (page) => {
+    // Every half hour from 00:00 to 02:30 in London across the 2026
+    // fall-back: six fires within 3 hours each day, 01:00 and 01:30 twice.
+    await page.fill('#spec', '*/30 0-2 * * *');
+    await page.fill('#tz', 'Europe/London');
+    await page.fill('#from', '2026-10-24T12:00:00Z');
+    await page.fill('#count', '40');
+    await page.waitForFunction(() => document.querySelectorAll('tr.fire').length === 40);
+    assert.equal(await page.locator('.tick').count(), 40);
+    const boxes = await page.$$eval('#timeline .label', (ls) =>
+      ls.filter((l) => l.getClientRects().length > 0).map((l) => {
+        const r = l.getBoundingClientRect();
+        return { left: r.left, right: r.right, text: l.textContent };
+      }),
+    );
+    assert.ok(boxes.length >= 3, `only ${boxes.length} labels shown`);
+    assert.ok(boxes.length < 40, 'no label was thinned out');
+    // The first fire's label is kept: 2026-10-25 00:00 BST.
+    assert.equal(boxes[0].text, '10-25 00:00');
+    boxes.sort((a, b) => a.left - b.left);
+    for (let i = 1; i < boxes.length; i++) {
+      assert.ok(boxes[i].left >= boxes[i - 1].right, `labels overlap: ${JSON.stringify(boxes[i - 1])} and ${JSON.stringify(boxes[i])}`);
+    }
+    fs.mkdirSync(RESULTS, { recursive: true });
+    await page.screenshot({ path: path.join(RESULTS, 'timeline-fold.png'), fullPage: true });
+  });
+});
+
+test('timeline page: a spec that never fires says so instead of a blank page', { skip: !present && `${CHROMIUM} not installed`, timeout: 60_000 }, async () => {
+  await withPage(async (page) => {
+    await page.fill('#spec', '0 0 30 2 *');
+    await page.waitForSelector('body[data-state="empty"]');
+    assert.match(await page.textContent('#empty'), /^No fires after 2026-03-06T00:00:00Z: this spec never fires in America\/New_York/);
+    assert.ok(await page.isVisible('#empty'));
+    assert.equal(await page.locator('tr.fire').count(), 0);
+    assert.equal(await page.textContent('#error'), '');
+    // An @at in the past, likewise; a spec that fires clears the message.
+    await page.fill('#spec', '@at 2020-01-01T00:00:00Z');
+    await page.waitForFunction(() => document.querySelector('#empty').textContent.includes('never fires'));
+    await page.fill('#spec', '30 2 * * *');
+    await page.waitForSelector('body[data-state="ok"]');
+    assert.equal(await page.textContent('#empty'), '');
+    assert.equal(await page.isVisible('#empty'), false);
+  });
+});
