@@ -73,6 +73,11 @@ export interface ReplyKinds {
   releaseLease: 'leaseReleased';
 }
 export type InputKind = keyof ReplyKinds;
+/** The tags of a wire union: its strings and its objects' keys. */
+type Tags<U> = U extends string ? U : U extends object ? keyof U : never;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** ReplyKinds names every input tag and only reply tags (a compile error here when the wire drifts). */
+type ReplyKindsMatchWire = Assert<Same<InputKind, Tags<Input>>> | Assert<Same<ReplyKinds[InputKind], Tags<WireReply>>>;
 /** The input of one kind, with `Date`s allowed in time fields. */
 export type InputOf<K extends InputKind> = Extract<InputIn, K | { [P in K]: unknown }>;
 /** The reply to an input of kind `K`. */
