@@ -9,6 +9,7 @@ use chime_native::driver::{Clock, SystemClock};
 use chime_native::http::{DEAD_LIMIT, Inspection};
 use chime_native::pg::PgConfig;
 use chime_native::store::datadir;
+use chime_native::worker::process;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -129,6 +130,12 @@ struct RunArgs {
 }
 
 fn main() -> std::process::ExitCode {
+    // A command job's exec wrapper (worker/process.rs): before anything
+    // else, it becomes the job's command.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == process::EXEC_WRAPPER_ARG) {
+        return std::process::ExitCode::from(process::exec_wrapper(&args[2..]));
+    }
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

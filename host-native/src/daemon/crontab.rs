@@ -361,7 +361,7 @@ async fn run(job: Job) -> Result<(), String> {
     let cron: CronJob = serde_json::from_str(job.payload.as_json())
         .map_err(|e| format!("not a crontab job payload: {e}"))?;
     let shell = cron.env.get("SHELL").map_or("/bin/sh", String::as_str);
-    let mut cmd = tokio::process::Command::new(shell);
+    let mut cmd = crate::worker::process::command(shell);
     cmd.arg("-c")
         .arg(&cron.command)
         .envs(&cron.env)
@@ -372,8 +372,7 @@ async fn run(job: Job) -> Result<(), String> {
             std::process::Stdio::null()
         })
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(std::process::Stdio::piped());
     let schedule = job
         .fire
         .as_ref()
@@ -382,7 +381,8 @@ async fn run(job: Job) -> Result<(), String> {
         cmd.env("CHIME_FIRE_ID", f.to_string())
             .env("CHIME_SCHEDULE", &schedule);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("spawn {shell}: {e}"))?;
+    let (mut child, mut group) = crate::worker::process::spawn(&mut cmd, job.id.0)
+        .map_err(|e| format!("spawn {shell}: {e}"))?;
     if let (Some(text), Some(mut stdin)) = (cron.stdin, child.stdin.take()) {
         // A command that exits without reading its stdin is not a failure.
         let _ = stdin.write_all(text.as_bytes()).await;
@@ -401,14 +401,11 @@ async fn run(job: Job) -> Result<(), String> {
     .flatten()
     .collect();
     let status = child.wait().await.map_err(|e| format!("wait: {e}"))?;
+    group.exited();
     for l in logs {
         let _ = l.await;
     }
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("command exited with {status}"))
-    }
+    crate::worker::exit_result(shell, status)
 }
 
 fn log_lines<R>(stream: R, schedule: String, stderr: bool) -> tokio::task::JoinHandle<()>

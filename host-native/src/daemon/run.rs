@@ -33,6 +33,15 @@ pub fn run(
     let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
     let http = crate::http::parse_address(&http)?;
     let store = RedbStore::open(&data)?;
+    // Holding the directory's lock, before any worker claims: no process
+    // of a killed predecessor may still run a job this daemon retries.
+    let reaped = crate::worker::process::enable(&data, PathBuf::from("/proc/self/exe"))?;
+    if !reaped.is_empty() {
+        tracing::warn!(
+            killed = reaped.len(),
+            "killed the processes a previous daemon left running"
+        );
+    }
     let mut setup = plan.setup();
     setup.driver.engine = engine;
     setup.driver.snapshot_every = snapshot_every;

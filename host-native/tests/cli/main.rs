@@ -12,5 +12,6 @@ mod crontab_robustness;
 mod crontab_run;
 mod daemon_http;
 mod inspect;
+mod orphans;
 mod replay;
 mod validate;
