@@ -513,7 +513,7 @@ CRON_TZ=Europe/Paris
                 "backup.sh-full-srv",
                 "echo-hello",
                 "echo-hello-2",
-                "echo-hello-2-3",
+                "echo-hello-2-2",
                 "cron",
             ]
         );
