@@ -45,8 +45,8 @@ fn supercronic_and_system_crontab_lines_are_not_ok() {
 fn the_flags_read_them_and_warnings_still_say_ok() {
     let (out, text) = validate(
         "0 3 * * * root /usr/sbin/logrotate /etc/logrotate.conf\n\
-         0 0 4 * * * backup.sh\n\
-         0 5 * * * date +%T\n",
+         0 0 4 * * * root backup.sh\n\
+         0 5 * * * root date +%T\n",
         &["--crontab-user-column"],
     );
     assert!(out.status.success(), "{text}");
