@@ -148,6 +148,11 @@ command = ["sh", "-c", "echo start $CHIME_ATTEMPT >> {r}; sleep 3; echo end $CHI
     assert!(ok);
     assert!(second.0.wait().unwrap().success(), "graceful stop exits 0");
 
+    // Logs carry the wire names and plain values, not Rust's Debug text.
+    let logged = read(&log);
+    assert!(logged.contains(" reason=scheduled "), "{logged}");
+    assert!(!logged.contains("reason=Scheduled"), "{logged}");
+    assert!(!logged.contains("Some(\""), "{logged}");
     let text = read(&runs);
     let ends: Vec<&str> = text.lines().filter(|l| l.starts_with("end")).collect();
     assert_eq!(ends.len(), 1, "exactly one complete run:\n{text}");
