@@ -10,6 +10,7 @@ pub mod http;
 pub mod process;
 mod source;
 
+#[cfg(feature = "cli")]
 pub(crate) use command::exit_result;
 pub use command::{PAYLOAD_ENV_MAX, command_handler};
 pub use source::{JobSource, SourceError};

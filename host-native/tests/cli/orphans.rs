@@ -125,6 +125,14 @@ command = ["sh", "-c", "echo start $CHIME_ATTEMPT >> {r}; sleep 3; echo end $CHI
     wait_for("the first attempt to start", &log, || {
         read(&runs).contains("start 1")
     });
+    // The daemon records the attempt's process group right after the
+    // spawn; the command may be quicker to write its marker.
+    let ledger = data.join("job-processes");
+    wait_for("the attempt's process group on record", &log, || {
+        read(&ledger)
+            .lines()
+            .any(|l| !l.starts_with('#') && !l.starts_with("boot "))
+    });
     first.0.kill().unwrap(); // SIGKILL, mid-job
     first.0.wait().unwrap();
 
