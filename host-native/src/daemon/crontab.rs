@@ -378,7 +378,7 @@ fn split_percent(text: &str) -> (String, Option<String>) {
 }
 
 /// Most characters of a name made from a command.
-const NAME_CHARS: usize = 48;
+pub const NAME_CHARS: usize = 48;
 
 /// The command's words made a name: the first word's basename, then the
 /// other words, each reduced to `A-Z a-z 0-9 . _`, joined by `-`, cut at a
