@@ -2,6 +2,7 @@
 
 use anyhow::{Context, bail};
 use chime_core::EngineConfig;
+use chime_native::daemon::crontab::CrontabOptions;
 use chime_native::daemon::plan::{Diagnostic, Format, Plan};
 use chime_native::daemon::replay::Trace;
 use chime_native::daemon::{preview, run};
@@ -9,7 +10,9 @@ use chime_native::driver::{Clock, SystemClock};
 use chime_native::http::{DEAD_LIMIT, Inspection};
 use chime_native::pg::PgConfig;
 use chime_native::store::datadir;
+use chime_native::worker::process;
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// chime: schedules and job queues that never double-fire.
@@ -61,6 +64,8 @@ enum Cmd {
         /// Read it as a crontab whatever its name.
         #[arg(long)]
         crontab: bool,
+        #[command(flatten)]
+        cron: CronFlags,
     },
     /// Check that a journal reproduces its recorded outputs: a trace file
     /// (JSON Lines, as in tests/golden) or a data directory (replayed twice:
@@ -87,7 +92,36 @@ enum Cmd {
         /// Dead letters listed per queue.
         #[arg(long, default_value_t = DEAD_LIMIT)]
         dead: usize,
+        /// The daemon's config file: the text lists the worker command of
+        /// each schedule's queue (a crontab's commands are in the data).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
+}
+
+/// How a crontab's ambiguous lines are read (docs/cli.md, docs/crontab.md).
+#[derive(clap::Args, Clone, Copy)]
+struct CronFlags {
+    /// The crontab is a system one (`/etc/crontab`, `/etc/cron.d/*`): a
+    /// user name follows the time fields. It is taken off the command
+    /// (chime does not switch users). Without it, a command that starts
+    /// with a user name is an error.
+    #[arg(long)]
+    crontab_user_column: bool,
+    /// A command may start with a word that reads as a time field (`*`,
+    /// `5`, `1-5`). Without it, that is an error: most often a line with
+    /// more fields than chime reads (supercronic's 7, with a year).
+    #[arg(long)]
+    crontab_allow_field_command: bool,
+}
+
+impl CronFlags {
+    fn options(self) -> CrontabOptions {
+        CrontabOptions {
+            user_column: self.crontab_user_column,
+            allow_field_command: self.crontab_allow_field_command,
+        }
+    }
 }
 
 /// `chime run`'s arguments.
@@ -100,6 +134,8 @@ struct RunArgs {
     /// A Vixie crontab: each line's command runs with `sh -c` (see docs/crontab.md).
     #[arg(long)]
     crontab: Option<PathBuf>,
+    #[command(flatten)]
+    cron: CronFlags,
     /// Data directory (created if missing; one daemon at a time).
     #[arg(long, default_value = ".chime-data")]
     data: PathBuf,
@@ -129,11 +165,18 @@ struct RunArgs {
 }
 
 fn main() -> std::process::ExitCode {
+    // A command job's exec wrapper (worker/process.rs): before anything
+    // else, it becomes the job's command.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == process::EXEC_WRAPPER_ARG) {
+        return std::process::ExitCode::from(process::exec_wrapper(&args[2..]));
+    }
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // One line with the whole cause chain; no backtrace for users.
-            eprintln!("error: {e:#}");
+            // A closed stderr is no reason to panic (exit 101).
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -146,7 +189,7 @@ fn real_main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_env("CHIME_LOG")
                 .unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(std::io::stderr);
+        .with_writer(|| Stderr);
     match cli.log_format {
         LogFormat::Human => logs
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -162,14 +205,19 @@ fn real_main() -> anyhow::Result<()> {
             dst,
             from,
         } => preview::preview(&spec, tz, n, &dst, from.as_deref()),
-        Cmd::Validate { file, crontab } => validate(&file, Format::of(&file, crontab)),
+        Cmd::Validate {
+            file,
+            crontab,
+            cron,
+        } => validate(&file, Format::of(&file, crontab), cron.options()),
         Cmd::Replay { path, record } => replay(&path, record.as_deref()),
         Cmd::Inspect {
             data,
             url,
             json,
             dead,
-        } => inspect(&data, url.as_deref(), json, dead),
+            config,
+        } => inspect(&data, url.as_deref(), json, dead, config.as_deref()),
     }
 }
 
@@ -178,6 +226,7 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
     let RunArgs {
         config,
         crontab,
+        cron,
         data,
         snapshot_every,
         http,
@@ -190,8 +239,17 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
         (None, Some(c)) => (c, Format::Crontab),
         (None, None) => bail!("--config or --crontab is required"),
     };
-    let plan = Plan::load_checked(&path, format, &EngineConfig::default(), SystemClock.now())
-        .map_err(|d| config_error(&path, &d))?;
+    let plan = Plan::load_checked_with(
+        &path,
+        format,
+        cron.options(),
+        &EngineConfig::default(),
+        SystemClock.now(),
+    )
+    .map_err(|d| config_error(&path, &d))?;
+    for w in &plan.warnings {
+        tracing::warn!(code = %w.code, "{}", w.render(&path.display().to_string()));
+    }
     let db = plan.database.clone().unwrap_or_default();
     match database.or(db.url) {
         Some(url) => {
@@ -224,12 +282,15 @@ fn config_error(path: &Path, diags: &[Diagnostic]) -> anyhow::Error {
     anyhow::anyhow!("config {}: {}", path.display(), all.join("; "))
 }
 
-fn validate(path: &Path, format: Format) -> anyhow::Result<()> {
+fn validate(path: &Path, format: Format, opts: CrontabOptions) -> anyhow::Result<()> {
     let now = SystemClock.now();
-    match Plan::load_checked(path, format, &EngineConfig::default(), now) {
+    match Plan::load_checked_with(path, format, opts, &EngineConfig::default(), now) {
         Ok(plan) => {
-            println!(
-                "{}: ok ({} queues, {} schedules, {} worker pools{})",
+            for w in &plan.warnings {
+                out(&warning(w, path));
+            }
+            out(&format!(
+                "{}: ok ({} queues, {} schedules, {} worker pools{}{})",
                 path.display(),
                 plan.queues.len(),
                 plan.schedules.len(),
@@ -238,13 +299,18 @@ fn validate(path: &Path, format: Format) -> anyhow::Result<()> {
                     String::new()
                 } else {
                     format!(", {} @reboot jobs", plan.reboot.len())
+                },
+                if plan.warnings.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} warning(s)", plan.warnings.len())
                 }
-            );
+            ));
             Ok(())
         }
         Err(diags) => {
             for d in &diags {
-                println!("{}", d.render(&path.display().to_string()));
+                out(&d.render(&path.display().to_string()));
             }
             bail!("{}: {} problem(s)", path.display(), diags.len())
         }
@@ -267,21 +333,62 @@ fn replay(path: &Path, record: Option<&Path>) -> anyhow::Result<()> {
         std::fs::write(out, trace.record()?)
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
     }
-    println!("{summary}");
+    out(&summary.to_string());
     Ok(())
 }
 
-fn inspect(data: &Path, url: Option<&str>, json: bool, dead: usize) -> anyhow::Result<()> {
+fn inspect(
+    data: &Path,
+    url: Option<&str>,
+    json: bool,
+    dead: usize,
+    config: Option<&Path>,
+) -> anyhow::Result<()> {
     let view = match url {
         Some(url) => fetch_inspection(url, dead)?,
         None => Inspection::of(&datadir::recover(data)?, dead),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&view)?);
-    } else {
-        print!("{}", view.to_text());
+        out(&serde_json::to_string_pretty(&view)?);
+        return Ok(());
+    }
+    out(view.to_text().trim_end_matches('\n'));
+    let workers = match config {
+        Some(c) => {
+            Plan::load(c, Format::of(c, false))
+                .map_err(|d| config_error(c, &d))?
+                .workers
+        }
+        None => Vec::new(),
+    };
+    let mut runs = Vec::new();
+    for i in &view.schedules {
+        let target = &i.def.target;
+        if let Some(c) = crontab_command(&target.queue, target.payload.as_json()) {
+            runs.push(format!("  {}  {c}", i.def.name));
+            continue;
+        }
+        if let Some(w) = workers.iter().find(|w| w.pool.queue == target.queue) {
+            runs.push(format!("  {}  {}", i.def.name, w.kind.describe()));
+        }
+    }
+    if !runs.is_empty() {
+        out(&format!(
+            "\ncommands ({}):\n{}",
+            runs.len(),
+            runs.join("\n")
+        ));
     }
     Ok(())
+}
+
+/// A crontab line's command, from its job payload.
+fn crontab_command(queue: &str, payload: &str) -> Option<String> {
+    if queue != chime_native::daemon::crontab::QUEUE {
+        return None;
+    }
+    let job: chime_native::daemon::crontab::CronJob = serde_json::from_str(payload).ok()?;
+    Some(job.command)
 }
 
 /// `GET {url}/v1/inspect` from a running daemon.
@@ -305,4 +412,40 @@ fn fetch_inspection(url: &str, dead: usize) -> anyhow::Result<Inspection> {
         let body = reply.text().await.with_context(|| format!("GET {url}"))?;
         serde_json::from_str(&body).with_context(|| format!("GET {url}: not an inspection"))
     })
+}
+
+/// `FILE:LINE: warning: field F: message (code)`.
+fn warning(w: &Diagnostic, path: &Path) -> String {
+    let line = w.render(&path.display().to_string());
+    let (at, what) = line
+        .split_once(": ")
+        .map_or((line.as_str(), ""), |(a, b)| (a, b));
+    format!("{at}: warning: {what} ({})", w.code)
+}
+
+/// One line on stdout. `println!` panics when stdout is a closed pipe
+/// (`chime inspect | head`); a closed pipe just ends the output.
+fn out(text: &str) {
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
+/// stderr for the logs, ignoring a closed pipe: a daemon whose log reader
+/// went away keeps running (and stops cleanly on a signal) instead of
+/// panicking on its next log line.
+struct Stderr;
+
+impl Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stderr().write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(buf.len()),
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match std::io::stderr().flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r,
+        }
+    }
 }

@@ -3,22 +3,24 @@
 //! downtime, durable state, dead letters for failed runs).
 //!
 //! Every schedule line becomes one [`ScheduleDef`] on the local queue
-//! [`QUEUE`]; its payload carries the command, the crontab's variables and
-//! the `%` stdin text, so one command worker ([`handler`]) runs every line
-//! and a reload that edits lines never needs new workers. Spec syntax is
+//! [`QUEUE`]; its payload carries the command and the `%` stdin text, so
+//! one command worker ([`handler`]) runs every line and a reload that
+//! edits lines never needs new workers. The crontab's variables are not
+//! in the payload (they may be secrets): see [`super::cronjob`]. Spec syntax is
 //! not checked here: the core does it (see [`crate::check`]), so a crontab
 //! accepts exactly the cron grammar of `docs/spec.md`.
 //!
-//! Names are `<program>-<hash of the command>`: stable across edits of
-//! other lines (and across a change of the time fields, which is then an
-//! update of the same schedule), readable in logs. See `docs/crontab.md`.
+//! Names are the command's words (`echo hello > /tmp/x` →
+//! `echo-hello-tmp-x`): stable across edits of other lines (and across a
+//! change of the time fields, which is then an update of the same
+//! schedule), readable in logs. See `docs/crontab.md`.
 
-use crate::worker::{Handler, Job, PoolConfig};
+pub use super::cronjob::{Env, Environments, handler};
+use super::cronlint;
+use crate::worker::PoolConfig;
 use chime_core::{Payload, QueueConfig, ScheduleDef, Spec, SpecOptions, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The local queue every crontab line fires into.
 pub const QUEUE: &str = "crontab";
@@ -28,17 +30,37 @@ pub const QUEUE: &str = "crontab";
 /// previous run is alive, chime's default overlap policy).
 pub const CONCURRENCY: usize = 256;
 
-/// A crontab line that cannot be used.
+/// A crontab line that cannot be used (or, among [`Crontab::warnings`],
+/// one that runs but likely not as its author meant).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {field}: {message}")]
 pub struct CrontabError {
     /// 1-based line number.
     pub line: usize,
+    /// Stable code: `invalid_crontab` for errors; for warnings
+    /// `six_fields_seconds_first`, `percent_is_stdin`, `user_not_switched`.
+    pub code: &'static str,
     /// The part of the line at fault: `schedule`, `command`, `CRON_TZ`,
     /// `variable`, …
     pub field: String,
     /// What is wrong.
     pub message: String,
+}
+
+/// How to read what Vixie cron, system crontabs and supercronic read
+/// differently (`chime validate`/`run` flags, `docs/cli.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrontabOptions {
+    /// `--crontab-user-column`: the system crontab format (`/etc/crontab`,
+    /// `/etc/cron.d/*`): a user name after the time fields, taken off the
+    /// command. Without it, a command that starts with a user name is an
+    /// error.
+    pub user_column: bool,
+    /// `--crontab-allow-field-command`: a command whose first word reads
+    /// as a cron field (`*`, `5`, `1-5`) is a command. Without it, it is an
+    /// error: it is most often a line with more time fields than chime
+    /// reads (7, supercronic's seconds-and-year form).
+    pub allow_field_command: bool,
 }
 
 /// A parsed crontab.
@@ -48,6 +70,10 @@ pub struct Crontab {
     pub schedules: Vec<(usize, ScheduleDef)>,
     /// `@reboot` lines: run once each time the daemon starts.
     pub reboot: Vec<(usize, RebootJob)>,
+    /// Each line's variables, by its name (kept out of the payloads).
+    pub env: BTreeMap<String, Env>,
+    /// Lines that run, but differently from Vixie cron or supercronic.
+    pub warnings: Vec<CrontabError>,
 }
 
 /// An `@reboot` line.
@@ -65,8 +91,9 @@ pub struct RebootJob {
 pub struct CronJob {
     /// The command, run with `$SHELL -c` (`SHELL` from the crontab, else `/bin/sh`).
     pub command: String,
-    /// Variables set by `NAME=value` lines above the line.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Never written: the variables live in the daemon
+    /// ([`Environments`]). Read from payloads an older chime journaled.
+    #[serde(default, skip_serializing)]
     pub env: BTreeMap<String, String>,
     /// Standard input: the text after the first unescaped `%`, each further
     /// `%` a newline, ending with a newline (Vixie). `None`: stdin is empty.
@@ -103,6 +130,12 @@ pub fn parse(text: &str) -> Result<Crontab, Vec<CrontabError>> {
 /// The good lines and every bad one: `chime validate` also checks the
 /// good lines' specs with the core, so one run lists every problem.
 pub fn parse_lenient(text: &str) -> (Crontab, Vec<CrontabError>) {
+    parse_with(text, CrontabOptions::default())
+}
+
+/// [`parse_lenient`] with options.
+pub fn parse_with(text: &str, opts: CrontabOptions) -> (Crontab, Vec<CrontabError>) {
+    let lint = cronlint::Lint::new(opts);
     let mut out = Crontab::default();
     let mut errors = Vec::new();
     let mut env = BTreeMap::new();
@@ -112,6 +145,7 @@ pub fn parse_lenient(text: &str) -> (Crontab, Vec<CrontabError>) {
         let line = i + 1;
         let err = |field: &str, message: String| CrontabError {
             line,
+            code: "invalid_crontab",
             field: field.to_owned(),
             message,
         };
@@ -144,9 +178,22 @@ pub fn parse_lenient(text: &str) -> (Crontab, Vec<CrontabError>) {
             errors.push(err("command", "missing command after the schedule".into()));
             continue;
         }
+        let command = match lint.line(
+            line,
+            &spec,
+            command.trim(),
+            stdin.is_some(),
+            &mut out.warnings,
+        ) {
+            Ok(c) => c,
+            Err(m) => {
+                errors.push(err("command", m));
+                continue;
+            }
+        };
         let job = CronJob {
-            command: command.trim().to_owned(),
-            env: env.clone(),
+            command,
+            env: BTreeMap::new(),
             stdin,
         };
         let payload = Payload::from_json(&serde_json::to_string(&job).expect("serializes"))
@@ -154,7 +201,17 @@ pub fn parse_lenient(text: &str) -> (Crontab, Vec<CrontabError>) {
         let base = base_name(&job.command);
         let n = seen.entry(base.clone()).or_insert(0);
         *n += 1;
-        let name = if *n == 1 { base } else { format!("{base}-{n}") };
+        let mut name = if *n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        // `echo a 2` is `echo-a-2`, as the second `echo a` would be.
+        while out.env.contains_key(&name) {
+            *n += 1;
+            name = format!("{base}-{n}");
+        }
+        out.env.insert(name.clone(), env.clone());
         if spec == "@reboot" {
             out.reboot.push((line, RebootJob { name, payload }));
             continue;
@@ -282,7 +339,7 @@ fn words(line: &str) -> Vec<(usize, &str)> {
 
 /// Whether a word reads as a day-of-week field (`1-5`, `*`, `MON-FRI`,
 /// `5#2`, `L`) rather than the start of a command.
-fn looks_like_field(word: &str) -> bool {
+pub(super) fn looks_like_field(word: &str) -> bool {
     const NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
     word.split([',', '-', '/', '#']).all(|part| {
         let p = part.to_ascii_uppercase();
@@ -320,111 +377,47 @@ fn split_percent(text: &str) -> (String, Option<String>) {
     (command, stdin)
 }
 
-/// `<program>-<8 hex digits of FNV-1a over the command>`: the program is
-/// the basename of the command's first word, cut to the naming rule.
-fn base_name(command: &str) -> String {
-    let program = command
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    let mut slug: String = program
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
-        .take(40)
-        .collect();
-    if slug.is_empty() || slug.starts_with("__") {
-        slug = "cron".to_owned();
-    }
-    format!("{slug}-{:08x}", fnv1a(command) as u32)
-}
+/// Most characters of a name made from a command.
+pub const NAME_CHARS: usize = 48;
 
-/// FNV-1a (64-bit): tiny and stable across Rust versions and machines,
-/// unlike `DefaultHasher`, so names survive upgrades.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// The command worker of a crontab: runs each job's [`CronJob`] with
-/// `$SHELL -c`, the crontab's variables on top of the daemon's
-/// environment (plus `CHIME_JOB_ID`, `CHIME_FIRE_ID`, `CHIME_SCHEDULE`),
-/// and its `%` text on stdin. Output lines are logged with the schedule.
-pub fn handler() -> Handler {
-    Arc::new(|job: Job| Box::pin(async move { run(job).await }))
-}
-
-async fn run(job: Job) -> Result<(), String> {
-    let cron: CronJob = serde_json::from_str(job.payload.as_json())
-        .map_err(|e| format!("not a crontab job payload: {e}"))?;
-    let shell = cron.env.get("SHELL").map_or("/bin/sh", String::as_str);
-    let mut cmd = tokio::process::Command::new(shell);
-    cmd.arg("-c")
-        .arg(&cron.command)
-        .envs(&cron.env)
-        .env("CHIME_JOB_ID", job.id.0.to_string())
-        .stdin(if cron.stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let schedule = job
-        .fire
-        .as_ref()
-        .map_or_else(|| "@reboot".to_owned(), |f| f.schedule.to_string());
-    if let Some(f) = &job.fire {
-        cmd.env("CHIME_FIRE_ID", f.to_string())
-            .env("CHIME_SCHEDULE", &schedule);
-    }
-    let mut child = cmd.spawn().map_err(|e| format!("spawn {shell}: {e}"))?;
-    if let (Some(text), Some(mut stdin)) = (cron.stdin, child.stdin.take()) {
-        // A command that exits without reading its stdin is not a failure.
-        let _ = stdin.write_all(text.as_bytes()).await;
-    }
-    let logs: Vec<_> = [
-        child
-            .stdout
-            .take()
-            .map(|s| log_lines(s, schedule.clone(), false)),
-        child
-            .stderr
-            .take()
-            .map(|s| log_lines(s, schedule.clone(), true)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let status = child.wait().await.map_err(|e| format!("wait: {e}"))?;
-    for l in logs {
-        let _ = l.await;
-    }
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("command exited with {status}"))
-    }
-}
-
-fn log_lines<R>(stream: R, schedule: String, stderr: bool) -> tokio::task::JoinHandle<()>
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-{
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stream).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if stderr {
-                tracing::warn!(%schedule, stream = "stderr", "{line}");
-            } else {
-                tracing::info!(%schedule, stream = "stdout", "{line}");
+/// The command's words made a name: the first word's basename, then the
+/// other words, each reduced to `A-Z a-z 0-9 . _`, joined by `-`, cut at a
+/// word to [`NAME_CHARS`] (`/usr/bin/backup.sh --full /srv` →
+/// `backup.sh-full-srv`). Readable in logs and `chime inspect`, and
+/// stable: it depends on the command alone. Empty, or reserved (`__`):
+/// `cron`.
+pub fn base_name(command: &str) -> String {
+    let mut words = command.split_whitespace();
+    let first = words.next().unwrap_or("").rsplit('/').next().unwrap_or("");
+    let mut name = String::new();
+    for w in std::iter::once(first).chain(words) {
+        for part in w.split(|c: char| !(c.is_ascii_alphanumeric() || "._".contains(c))) {
+            let part = part.trim_matches('.');
+            if part.is_empty() {
+                continue;
             }
+            let extra = usize::from(!name.is_empty()) + part.len();
+            if name.len() + extra > NAME_CHARS {
+                if name.is_empty() {
+                    name.push_str(&part[..NAME_CHARS]);
+                }
+                return finish(name);
+            }
+            if !name.is_empty() {
+                name.push('-');
+            }
+            name.push_str(part);
         }
-    })
+    }
+    finish(name)
+}
+
+fn finish(name: String) -> String {
+    if name.is_empty() || name.starts_with("__") {
+        "cron".to_owned()
+    } else {
+        name
+    }
 }
 
 #[cfg(test)]
@@ -467,11 +460,16 @@ CRON_TZ=Europe/Paris
         let backup = &tab.schedules[0].1;
         assert!(backup.name.starts_with("backup.sh-"), "{}", backup.name);
         assert_eq!(backup.tz.as_deref(), Some("Europe/Paris"));
+        assert_eq!(backup.name, "backup.sh-full");
         let j = job(backup);
         assert_eq!(j.command, "/usr/local/bin/backup.sh --full");
-        assert_eq!(j.env["GREETING"], "hello world");
-        assert_eq!(j.env["SHELL"], "/bin/bash");
-        assert!(!j.env.contains_key("CRON_TZ"));
+        // The variables stay out of the payload (they may be secrets).
+        assert!(j.env.is_empty());
+        assert!(!backup.target.payload.as_json().contains("hello world"));
+        let env = &tab.env[&backup.name];
+        assert_eq!(env["GREETING"], "hello world");
+        assert_eq!(env["SHELL"], "/bin/bash");
+        assert!(!env.contains_key("CRON_TZ"));
         let cat = job(&tab.schedules[2].1);
         assert_eq!(cat.command, "cat > /tmp/x");
         assert_eq!(cat.stdin.as_deref(), Some("line one\nline two%\n"));
@@ -492,6 +490,35 @@ CRON_TZ=Europe/Paris
             c.schedules[1].1.name,
             format!("{}-2", c.schedules[0].1.name)
         );
+    }
+
+    /// Names are the command's words, not a hash (`echo-9e435d56`).
+    #[test]
+    fn names_read_as_the_command() {
+        let tab = parse(
+            "* * * * * echo hello > /tmp/x
+             0 3 * * * /usr/local/bin/backup.sh --full /srv
+             @hourly echo hello
+             @daily echo hello
+             @daily echo hello 2
+             @daily $HOME/__x
+",
+        )
+        .unwrap();
+        let names: Vec<&str> = tab.schedules.iter().map(|(_, d)| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "echo-hello-tmp-x",
+                "backup.sh-full-srv",
+                "echo-hello",
+                "echo-hello-2",
+                "echo-hello-2-2",
+                "cron",
+            ]
+        );
+        assert_eq!(base_name(&format!("run {}", "a".repeat(80))), "run");
+        assert_eq!(base_name(&"b".repeat(80)).len(), NAME_CHARS);
     }
 
     #[test]

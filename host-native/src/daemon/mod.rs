@@ -3,6 +3,8 @@
 //! `chime run` (signals, listener), `chime preview` and `chime replay`. The top layer: it may use every other one.
 
 pub mod config;
+pub mod cronjob;
+mod cronlint;
 pub mod crontab;
 pub mod plan;
 pub mod preview;

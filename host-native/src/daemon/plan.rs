@@ -5,7 +5,7 @@
 //! problem is reported as a [`Diagnostic`] with its line and field.
 
 use super::config::{ConfigError, DatabaseSection, FileConfig};
-use super::crontab::{self, RebootJob};
+use super::crontab::{self, CrontabOptions, Environments, RebootJob};
 use crate::worker::http::{DEFAULT_TIMEOUT, http_handler};
 use crate::worker::{PoolConfig, command_handler};
 use crate::{Setup, worker::Handler};
@@ -64,11 +64,32 @@ pub struct WorkerPlan {
     pub kind: WorkerKind,
 }
 
+impl WorkerKind {
+    /// What it runs, for `chime inspect`: the argv (each word quoted when
+    /// it needs it), `POST url`, or the crontab runner.
+    pub fn describe(&self) -> String {
+        match self {
+            WorkerKind::Command(argv) => argv
+                .iter()
+                .map(|w| {
+                    let plain = !w.is_empty()
+                        && w.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+                    if plain { w.clone() } else { format!("{w:?}") }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            WorkerKind::Crontab => "the crontab command of each job".to_owned(),
+            WorkerKind::Http { url, .. } => format!("POST {url}"),
+        }
+    }
+}
+
 impl WorkerPlan {
-    fn handler(&self) -> Handler {
+    fn handler(&self, envs: &Environments) -> Handler {
         match &self.kind {
             WorkerKind::Command(argv) => command_handler(argv.clone()),
-            WorkerKind::Crontab => crontab::handler(),
+            WorkerKind::Crontab => crontab::handler(envs.clone()),
             // `Plan::check` refused a bad URL before any setup was made.
             WorkerKind::Http { url, timeout } => http_handler(url, *timeout).unwrap_or_else(|e| {
                 let e = e.to_string();
@@ -98,6 +119,14 @@ pub struct Plan {
     pub http_address: Option<String>,
     /// `[database]` of a TOML config (`chime run --database` overrides it).
     pub database: Option<DatabaseSection>,
+    /// A crontab's variables, by line (empty for TOML): given to the
+    /// command worker, never to the engine (they may be secrets).
+    pub crontab_env: Environments,
+    /// How the crontab was read (reload reads it the same way).
+    pub crontab_options: CrontabOptions,
+    /// What runs, but likely not as meant (`chime validate` prints them,
+    /// `chime run` logs them): see `cronlint.rs`.
+    pub warnings: Vec<Diagnostic>,
     queue_lines: Vec<Option<usize>>,
     schedule_lines: Vec<Option<usize>>,
 }
@@ -180,10 +209,21 @@ impl Plan {
         config: &EngineConfig,
         now: Timestamp,
     ) -> Result<Plan, Vec<Diagnostic>> {
+        Plan::load_checked_with(path, format, CrontabOptions::default(), config, now)
+    }
+
+    /// [`Plan::load_checked`], a crontab read with `opts`.
+    pub fn load_checked_with(
+        path: &Path,
+        format: Format,
+        opts: CrontabOptions,
+        config: &EngineConfig,
+        now: Timestamp,
+    ) -> Result<Plan, Vec<Diagnostic>> {
         let text = read(path)?;
         let (plan, mut problems) = match format {
             Format::Toml => Plan::toml_lenient(&text),
-            Format::Crontab => Plan::crontab_lenient(&text),
+            Format::Crontab => Plan::crontab_lenient(&text, opts),
         };
         let Some(plan) = plan else {
             return Err(problems);
@@ -199,16 +239,17 @@ impl Plan {
 
     /// A crontab's plan: one queue, one worker, a schedule per line.
     pub fn from_crontab(text: &str) -> Result<Plan, Vec<Diagnostic>> {
-        strict(Plan::crontab_lenient(text))
+        strict(Plan::crontab_lenient(text, CrontabOptions::default()))
     }
 
     /// The plan of the good lines, and the bad ones.
-    fn crontab_lenient(text: &str) -> (Option<Plan>, Vec<Diagnostic>) {
-        let (tab, errors) = crontab::parse_lenient(text);
-        let problems = errors
-            .into_iter()
-            .map(|e| Diagnostic::host("invalid_crontab", Some(e.line), Some(&e.field), e.message))
-            .collect();
+    fn crontab_lenient(text: &str, opts: CrontabOptions) -> (Option<Plan>, Vec<Diagnostic>) {
+        let (tab, errors) = crontab::parse_with(text, opts);
+        let diag = |e: crontab::CrontabError| {
+            Diagnostic::host(e.code, Some(e.line), Some(&e.field), e.message)
+        };
+        let problems = errors.into_iter().map(diag).collect();
+        let warnings = tab.warnings.into_iter().map(diag).collect();
         let (schedule_lines, schedules) = tab
             .schedules
             .into_iter()
@@ -225,6 +266,9 @@ impl Plan {
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
             http_address: None,
             database: None,
+            crontab_env: Environments::new(tab.env),
+            crontab_options: opts,
+            warnings,
             queue_lines: vec![None],
             schedule_lines,
         };
@@ -344,6 +388,9 @@ impl Plan {
             reboot: Vec::new(),
             http_address: file.http.address,
             database: file.database,
+            crontab_env: Environments::default(),
+            crontab_options: CrontabOptions::default(),
+            warnings: Vec::new(),
             queue_lines,
             schedule_lines,
         }
@@ -408,7 +455,7 @@ impl Plan {
             pools: self
                 .workers
                 .iter()
-                .map(|w| (w.pool.clone(), w.handler()))
+                .map(|w| (w.pool.clone(), w.handler(&self.crontab_env)))
                 .collect(),
             ..Setup::default()
         }

@@ -3,6 +3,7 @@
 use crate::driver::{Clock, SystemClock};
 use anyhow::bail;
 use chime_core::{DstNote, DstPolicy, FoldPolicy, GapPolicy, Spec, SpecOptions, Timestamp};
+use std::io::Write;
 
 /// `chime preview`: prints the next `n` fires of `spec` with their civil
 /// time, offset and DST notes.
@@ -37,12 +38,17 @@ pub fn preview(
             Some(DstNote::FirstPass) => "  (repeated hour, first pass)",
             Some(DstNote::SecondPass) => "  (repeated hour, second pass)",
         };
-        println!(
+        // Not `println!`: it panics when stdout is a closed pipe (`| head`).
+        let line = writeln!(
+            std::io::stdout(),
             "{}  {} {sign}{h:02}:{m:02} {}{note}",
             o.at,
             o.civil,
             spec.zone_name()
         );
+        if line.is_err() {
+            break;
+        }
     }
     Ok(())
 }

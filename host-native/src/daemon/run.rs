@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// `chime run` on a data directory: the embedded store, the HTTP listener
-/// and the signal loop (SIGINT/SIGTERM stop gracefully, SIGHUP reloads).
+/// and the signal loop (SIGINT/SIGTERM/SIGQUIT stop gracefully, SIGHUP and
+/// SIGUSR2 reload: supercronic's meanings, so a container's stop and
+/// reload signals work whichever it was set up for).
 pub fn run(
     plan: Plan,
     path: &Path,
@@ -33,15 +35,21 @@ pub fn run(
     let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
     let http = crate::http::parse_address(&http)?;
     let store = RedbStore::open(&data)?;
+    // Holding the directory's lock, before any worker claims: no process
+    // of a killed predecessor may still run a job this daemon retries.
+    let reaped = crate::worker::process::enable(&data, PathBuf::from("/proc/self/exe"))?;
+    if !reaped.is_empty() {
+        tracing::warn!(
+            killed = reaped.len(),
+            "killed the processes a previous daemon left running"
+        );
+    }
     let mut setup = plan.setup();
     setup.driver.engine = engine;
     setup.driver.snapshot_every = snapshot_every;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut hup = signal(SignalKind::hangup())?;
+        let mut sig = Signals::new()?;
         let mut running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
         let server = match http {
             None => None,
@@ -51,15 +59,21 @@ pub fn run(
         tracing::info!(
             data = %data.display(),
             schedules = plan.schedules.len(),
-            "chime running; Ctrl-C or SIGTERM stops, SIGHUP reloads"
+            "chime running; Ctrl-C, SIGTERM or SIGQUIT stops, SIGHUP or SIGUSR2 reloads"
         );
         let handle = running.handle().clone();
         let mut current = plan;
         loop {
             tokio::select! {
-                _ = term.recv() => break,
-                _ = int.recv() => break,
-                _ = hup.recv() => current = reload(&mut running, current, path, format).await,
+                s = sig.next() => match s {
+                    Signal::Stop(name) => {
+                        tracing::info!(signal = name, "stop requested");
+                        break;
+                    }
+                    Signal::Reload(name) => {
+                        current = reload(&mut running, current, path, format, name).await;
+                    }
+                },
                 // A store failure stops the driver: surface its error below.
                 () = handle.closed() => {
                     tracing::error!("driver stopped unexpectedly");
@@ -100,26 +114,28 @@ pub fn run_replica(
     let setup = plan.setup();
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut hup = signal(SignalKind::hangup())?;
+        let mut sig = Signals::new()?;
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
         tracing::info!(
             holder = %cfg.holder,
             schema = %cfg.pg.schema,
             schedules = plan.schedules.len(),
-            "chime replica running on PostgreSQL; Ctrl-C or SIGTERM stops"
+            "chime replica running on PostgreSQL; Ctrl-C, SIGTERM or SIGQUIT stops"
         );
         let mut replica = tokio::spawn(replica::run(cfg, setup, Arc::new(SystemClock), stop_rx));
         loop {
             tokio::select! {
-                _ = term.recv() => break,
-                _ = int.recv() => break,
-                _ = hup.recv() => tracing::warn!(
-                    "SIGHUP: reloading is not supported with --database; restart the replicas \
-                     one by one to apply a new config"
-                ),
+                s = sig.next() => match s {
+                    Signal::Stop(name) => {
+                        tracing::info!(signal = name, "stop requested");
+                        break;
+                    }
+                    Signal::Reload(name) => tracing::warn!(
+                        signal = name,
+                        "reloading is not supported with --database; restart the replicas \
+                         one by one to apply a new config"
+                    ),
+                },
                 r = &mut replica => {
                     r??;
                     bail!("the replica stopped on its own");
@@ -165,12 +181,65 @@ async fn enqueue_reboot(running: &Running, plan: &Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// SIGHUP: re-reads the file; an invalid one is logged and ignored (the
-/// running config stays), a valid one is applied as a diff. Returns the
-/// plan now in force.
-async fn reload(running: &mut Running, current: Plan, path: &Path, format: Format) -> Plan {
-    tracing::info!(file = %path.display(), "SIGHUP: reloading");
-    let plan = match Plan::load_checked(path, format, &EngineConfig::default(), SystemClock.now()) {
+/// What a signal asks for, with the signal's name for the log.
+enum Signal {
+    Stop(&'static str),
+    Reload(&'static str),
+}
+
+/// The signals the daemon handles. Every one a supervisor may send is
+/// handled and logged: an unhandled SIGUSR2 used to end the daemon at once
+/// with no log line.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    usr2: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            quit: signal(SignalKind::quit())?,
+            hup: signal(SignalKind::hangup())?,
+            usr2: signal(SignalKind::user_defined2())?,
+        })
+    }
+
+    async fn next(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::Stop("SIGTERM"),
+            _ = self.int.recv() => Signal::Stop("SIGINT"),
+            _ = self.quit.recv() => Signal::Stop("SIGQUIT"),
+            _ = self.hup.recv() => Signal::Reload("SIGHUP"),
+            _ = self.usr2.recv() => Signal::Reload("SIGUSR2"),
+        }
+    }
+}
+
+/// SIGHUP/SIGUSR2: re-reads the file; an invalid one is logged and ignored
+/// (the running config stays), a valid one is applied as a diff. Returns
+/// the plan now in force.
+async fn reload(
+    running: &mut Running,
+    current: Plan,
+    path: &Path,
+    format: Format,
+    signal: &'static str,
+) -> Plan {
+    tracing::info!(file = %path.display(), signal, "reloading");
+    let loaded = Plan::load_checked_with(
+        path,
+        format,
+        current.crontab_options,
+        &EngineConfig::default(),
+        SystemClock.now(),
+    );
+    let mut plan = match loaded {
         Ok(p) => p,
         Err(diags) => {
             for d in &diags {
@@ -195,6 +264,9 @@ async fn reload(running: &mut Running, current: Plan, path: &Path, format: Forma
     if plan.reboot != current.reboot {
         tracing::info!("@reboot lines changed; they run at the next start");
     }
+    for w in &plan.warnings {
+        tracing::warn!(code = %w.code, "{}", w.render(&path.display().to_string()));
+    }
     match running.reload(plan.setup()).await {
         Ok(report) if report.is_empty() => tracing::info!("reload: nothing changed"),
         Ok(_) => {}
@@ -203,5 +275,11 @@ async fn reload(running: &mut Running, current: Plan, path: &Path, format: Forma
             return current;
         }
     }
+    // The running crontab worker reads the variables of the plan it was
+    // made with: give it the new ones (never logged: they may be secrets).
+    if current.crontab_env.replace_with(&plan.crontab_env) {
+        tracing::info!("reload: crontab variables changed");
+    }
+    plan.crontab_env = current.crontab_env.clone();
     plan
 }

@@ -1,7 +1,7 @@
 //! The driver's log lines for engine events: one per job outcome and per
 //! noteworthy event (metrics count them in [`super::Metrics`]).
 
-use chime_core::{Error, Event, Reply};
+use chime_core::{Engine, Error, Event, Reply};
 
 pub(super) fn log_error(r: Result<Reply, Error>) {
     if let Err(e) = r {
@@ -9,8 +9,20 @@ pub(super) fn log_error(r: Result<Reply, Error>) {
     }
 }
 
-/// One log line per job outcome and per noteworthy event.
-pub(super) fn log_event(e: &Event) {
+/// The wire name of a reason (`scheduled`, `overlap`, …): what the docs
+/// and the JSON say, not Rust's `Debug` (`Scheduled`).
+pub(super) fn name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// One log line per job outcome and per noteworthy event. A dead letter's
+/// line says why (the last attempt's error: for a command, its exit
+/// status) and which schedule fired the job, read from `engine`.
+pub(super) fn log_event(e: &Event, engine: &Engine) {
     match e {
         Event::JobCompleted { job, queue } => tracing::info!(job = job.0, %queue, "job completed"),
         Event::JobRetried {
@@ -26,7 +38,22 @@ pub(super) fn log_event(e: &Event) {
             job,
             queue,
             attempts,
-        } => tracing::error!(job = job.0, %queue, attempts, "job dead-lettered"),
+        } => {
+            let info = engine.job(*job);
+            let error = info.as_ref().and_then(|j| j.last_error.clone());
+            let schedule = info
+                .as_ref()
+                .and_then(|j| j.fire.as_ref())
+                .map(|f| f.schedule.to_string());
+            tracing::error!(
+                job = job.0,
+                %queue,
+                attempts,
+                schedule = schedule.as_deref().unwrap_or("-"),
+                error = error.as_deref().unwrap_or("-"),
+                "job dead-lettered"
+            )
+        }
         Event::LeaseExpired {
             job,
             queue,
@@ -41,12 +68,14 @@ pub(super) fn log_event(e: &Event) {
             count,
             first,
             last,
-        } => tracing::info!(%schedule, ?reason, count, %first, %last, "boundaries skipped"),
+        } => {
+            tracing::info!(%schedule, reason = %name(reason), count, %first, %last, "boundaries skipped")
+        }
         Event::JobDropped { job, queue, reason } => {
             tracing::error!(job = job.0, %queue, %reason, "job dropped")
         }
         Event::JobCancelled { job, queue, reason } => {
-            tracing::info!(job = job.0, %queue, ?reason, "job cancelled")
+            tracing::info!(job = job.0, %queue, reason = %name(reason), "job cancelled")
         }
         Event::ScheduleCompleted { schedule, reason } => {
             tracing::info!(%schedule, %reason, "schedule completed")

@@ -338,7 +338,7 @@ impl Driver {
                 Command::Fire(f) => tracing::info!(
                     fire = %f.fire_id,
                     schedule = %f.schedule(),
-                    reason = ?f.reason,
+                    reason = %events::name(&f.reason),
                     queue = %f.queue,
                     job = f.job.map(|j| j.0),
                     late_ms = f.fired_at.as_millis() - f.due_at.as_millis(),
@@ -353,9 +353,9 @@ impl Driver {
                     "fire for an external queue: no transport configured in this host"
                 ),
                 Command::Cancel { job, reason } => {
-                    tracing::info!(job = job.0, ?reason, "cancel requested")
+                    tracing::info!(job = job.0, reason = %events::name(&reason), "cancel requested")
                 }
-                Command::Event(e) => log_event(&e),
+                Command::Event(e) => log_event(&e, &self.engine),
                 other => tracing::debug!(?other, "command"),
             }
         }

@@ -192,7 +192,7 @@ pub(crate) async fn apply(
             version,
         } = call(Input::UpsertSchedule(s), what).await?
         {
-            tracing::info!(schedule = %name, version, next_fire = ?next_fire.map(|t| t.to_string()), "schedule upserted");
+            tracing::info!(schedule = %name, version, next_fire = %next_fire.map_or_else(|| "none".to_owned(), |t| t.to_string()), "schedule upserted");
         }
     }
     Ok(())

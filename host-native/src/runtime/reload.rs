@@ -171,12 +171,12 @@ impl Running {
                 changed: true,
             } = reply
             {
-                let next = next_fire.map(|t| t.to_string());
+                let next = next_fire.map_or_else(|| "none".to_owned(), |t| t.to_string());
                 if existed {
-                    tracing::info!(schedule = %s.name, version, next_fire = ?next, "reload: schedule changed");
+                    tracing::info!(schedule = %s.name, version, next_fire = %next, "reload: schedule changed");
                     report.changed.push(s.name.clone());
                 } else {
-                    tracing::info!(schedule = %s.name, version, next_fire = ?next, "reload: schedule added");
+                    tracing::info!(schedule = %s.name, version, next_fire = %next, "reload: schedule added");
                     report.added.push(s.name.clone());
                 }
             }

@@ -7,9 +7,12 @@
 mod command;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod process;
 mod source;
 
-pub use command::command_handler;
+#[cfg(feature = "cli")]
+pub(crate) use command::exit_result;
+pub use command::{PAYLOAD_ENV_MAX, command_handler};
 pub use source::{JobSource, SourceError};
 
 use crate::driver::Handle;

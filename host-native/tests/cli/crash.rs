@@ -159,7 +159,8 @@ fn run_seed(start: u64) {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    // Orphaned `sh` children of killed daemons may still be finishing.
+    // A killed daemon's job processes die with it (worker/process.rs);
+    // give the kernel a moment anyway before reading the store.
     std::thread::sleep(Duration::from_millis(500));
 
     // The whole history, replayed through the core.

@@ -190,6 +190,11 @@ fn run_reload_inspect_replay() {
         text.contains("schedules (2):") && text.contains("  crontab  scheduled"),
         "{text}"
     );
+    // What each schedule runs, from the data (a crontab's payloads).
+    assert!(
+        text.contains("commands (2):") && text.contains(&format!("  echo b >> {o}")),
+        "{text}"
+    );
 
     // The journal since the last snapshot replays identically.
     let replay = chime().arg("replay").arg(&data).output().unwrap();

@@ -142,6 +142,22 @@ fn schedules_depths_and_dead_letters_of_a_data_dir() {
         "{text}"
     );
 
+    // With the daemon's config, what each schedule runs: the worker
+    // command of its queue.
+    let config = dir.path().join("chime.toml");
+    std::fs::write(
+        &config,
+        "[[queue]]\nname = \"q\"\n\n[[worker]]\nqueue = \"q\"\n\
+         command = [\"sh\", \"-c\", \"exit 1\"]\n",
+    )
+    .unwrap();
+    let (ok, text, _) = inspect(&["--data", data, "--config", config.to_str().unwrap()]);
+    assert!(ok);
+    assert!(
+        text.contains("commands (1):\n  tick  sh -c \"exit 1\""),
+        "{text}"
+    );
+
     let missing = dir.path().join("nothing-here");
     let (ok, _, err) = inspect(&["--data", missing.to_str().unwrap()]);
     assert!(!ok);

@@ -8,9 +8,13 @@
 
 mod commands;
 mod crash;
+mod crontab_lint;
 mod crontab_robustness;
 mod crontab_run;
+mod crontab_secrets;
 mod daemon_http;
 mod inspect;
+mod orphans;
 mod replay;
+mod signals;
 mod validate;

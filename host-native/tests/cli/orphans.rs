@@ -1,0 +1,173 @@
+//! A command job's processes do not outlive a `kill -9` of the daemon: a
+//! job that takes 3 s (`sh` with a `sleep` grandchild) is killed mid-run
+//! with its daemon; once the restarted daemon is up, no process of the
+//! first attempt is left (the `sh` died with the daemon, the `sleep` was
+//! killed at start), and the job ends with exactly one complete run, the
+//! retry's. Before, the orphaned `sh` finished its run too: one fire, two
+//! complete runs.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// Polls `cond` every 50 ms for up to 30 s (the machine may be busy).
+fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("timed out waiting for {what}; daemon log:\n{}", read(log));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Kills the daemon if the test fails before stopping it.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn spawn(config: &Path, data: &Path, log: &Path, token: &str) -> Daemon {
+    let err = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    Daemon(
+        Command::new(env!("CARGO_BIN_EXE_chime"))
+            .args(["run", "--http", "off", "--config"])
+            .arg(config)
+            .arg("--data")
+            .arg(data)
+            .env("CHIME_LOG", "info")
+            // Inherited by every process of every job: how /proc tells
+            // this test's processes from the machine's others.
+            .env("CHIME_ORPHAN_TEST", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err)
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Live processes (not zombies) whose environment has all of `vars`.
+fn processes_with(vars: &[String]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let stat = read(&e.path().join("stat"));
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        if state.starts_with('Z') || state.starts_with('X') || stat.is_empty() {
+            continue;
+        }
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let env: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+        if vars.iter().all(|v| env.contains(&v.as_bytes())) {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            found.push((name, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_killed_daemons_job_runs_once_and_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data, runs, log) = (
+        dir.path().join("chime.toml"),
+        dir.path().join("data"),
+        dir.path().join("runs.txt"),
+        dir.path().join("daemon.log"),
+    );
+    let token = format!("CHIME_ORPHAN_TEST={}", dir.path().display());
+    let value = dir.path().display().to_string();
+    // A 2 s lease: the retry comes soon, whether the restarted engine
+    // releases the dead daemon's claims at once or lets the lease expire.
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[[queue]]
+name = "work"
+leaseMs = 2000
+maxAttempts = 3
+
+[[schedule]]
+name = "once"
+spec = "@every 1s"
+maxFires = 1
+target = {{ queue = "work" }}
+
+[[worker]]
+queue = "work"
+command = ["sh", "-c", "echo start $CHIME_ATTEMPT >> {r}; sleep 3; echo end $CHIME_ATTEMPT >> {r}"]
+"#,
+            r = runs.display()
+        ),
+    )
+    .unwrap();
+
+    let mut first = spawn(&config, &data, &log, &value);
+    wait_for("the first attempt to start", &log, || {
+        read(&runs).contains("start 1")
+    });
+    // The daemon records the attempt's process group right after the
+    // spawn; the command may be quicker to write its marker.
+    let ledger = data.join("job-processes");
+    wait_for("the attempt's process group on record", &log, || {
+        read(&ledger)
+            .lines()
+            .any(|l| !l.starts_with('#') && !l.starts_with("boot "))
+    });
+    first.0.kill().unwrap(); // SIGKILL, mid-job
+    first.0.wait().unwrap();
+
+    let mut second = spawn(&config, &data, &log, &value);
+    wait_for("the restarted daemon", &log, || {
+        read(&log).matches("chime running").count() == 2
+    });
+    // Before claiming anything, the restarted daemon made sure nothing of
+    // attempt 1 runs any more.
+    let left = processes_with(&[token.clone(), "CHIME_ATTEMPT=1".into()]);
+    assert!(left.is_empty(), "attempt 1 still running: {left:?}");
+
+    wait_for("the job to complete", &log, || {
+        read(&log).contains("job completed")
+    });
+    let ok = Command::new("kill")
+        .args(["-TERM", &second.0.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    assert!(second.0.wait().unwrap().success(), "graceful stop exits 0");
+
+    // Logs carry the wire names and plain values, not Rust's Debug text.
+    let logged = read(&log);
+    assert!(logged.contains(" reason=scheduled "), "{logged}");
+    assert!(!logged.contains("reason=Scheduled"), "{logged}");
+    assert!(!logged.contains("Some(\""), "{logged}");
+    let text = read(&runs);
+    let ends: Vec<&str> = text.lines().filter(|l| l.starts_with("end")).collect();
+    assert_eq!(ends.len(), 1, "exactly one complete run:\n{text}");
+    assert_ne!(
+        ends[0], "end 1",
+        "the killed attempt did not finish:\n{text}"
+    );
+    let left = processes_with(std::slice::from_ref(&token));
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
