@@ -44,6 +44,10 @@ pub(crate) struct Job {
     /// Attempts started (incremented on claim; reset by redrive).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub attempt: u32,
+    /// Attempts interrupted by the host (`Recover`), which do not count
+    /// as attempts; reset by redrive.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub interruptions: u32,
     /// Per-job override of the queue's `max_attempts`. Kept as an override
     /// (not resolved at enqueue) so `DeclareQueue` applies to later attempts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
