@@ -18,6 +18,7 @@ mod end_of_time;
 mod enqueue_limits;
 mod error_text;
 mod external;
+mod interrupted;
 mod fencing;
 mod fire_flight;
 mod fire_keys;
