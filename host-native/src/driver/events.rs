@@ -26,7 +26,17 @@ pub(super) fn log_event(e: &Event) {
             job,
             queue,
             attempts,
-        } => tracing::error!(job = job.0, %queue, attempts, "job dead-lettered"),
+            reason,
+        } => tracing::error!(job = job.0, %queue, attempts, %reason, "job dead-lettered"),
+        Event::JobInterrupted {
+            job,
+            queue,
+            attempt,
+            interruptions,
+        } => tracing::warn!(
+            job = job.0, %queue, attempt, interruptions,
+            "job interrupted by the previous run; not counted as a failure"
+        ),
         Event::LeaseExpired {
             job,
             queue,

@@ -51,9 +51,17 @@ fn nothing_fires_or_is_skipped_while_stopping() {
     let (_, cmds) = h.ok(T + 3_000, beat);
     assert!(cmds.is_empty(), "{cmds:?}");
     assert!(h.advance(T + 9_000).is_empty());
-    assert!(h.engine.poll_timeout().is_none_or(|t| t.as_millis() > T + 9_000));
+    assert!(
+        h.engine
+            .poll_timeout()
+            .is_none_or(|t| t.as_millis() > T + 9_000)
+    );
     let info = h.engine.schedule("tick").unwrap();
-    assert_eq!(info.next_nominal.map(|t| t.as_millis()), Some(T + 2_000), "cursor stays put");
+    assert_eq!(
+        info.next_nominal.map(|t| t.as_millis()),
+        Some(T + 2_000),
+        "cursor stays put"
+    );
     // No new work: triggers and backfills are refused, claims get nothing.
     let trigger = Input::TriggerSchedule {
         name: "tick".into(),
@@ -67,7 +75,10 @@ fn nothing_fires_or_is_skipped_while_stopping() {
         overlap: None,
     };
     assert_eq!(h.run(T + 9_000, backfill).0.unwrap_err().code(), "stopping");
-    h.ok(T + 9_000, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    h.ok(
+        T + 9_000,
+        Input::Enqueue(EnqueueRequest::new("q", Payload::null())),
+    );
     assert!(h.claim(T + 9_000, "q", 5, None).is_empty());
     // The running job may finish within the grace period.
     let done = Input::Complete {
@@ -87,7 +98,10 @@ fn nothing_fires_or_is_skipped_while_stopping() {
     // same call: each one fired or skipped (by catch-up's own rules).
     let f = fires(&cmds);
     assert!(!f.is_empty(), "{cmds:?}");
-    assert!(f.iter().all(|f| (T + 2_000..=T + 12_000).contains(&f.nominal().as_millis())));
+    assert!(
+        f.iter()
+            .all(|f| (T + 2_000..=T + 12_000).contains(&f.nominal().as_millis()))
+    );
     let skipped: u64 = skips(&cmds).iter().map(|s| s.1).sum();
     assert_eq!(f.len() as u64 + skipped, 11, "{cmds:?}");
     assert!(skips(&cmds).iter().all(|s| s.0 != SkipReason::Overlap));
@@ -109,7 +123,10 @@ fn a_buffered_fire_waits_for_the_next_start() {
         token: job.token,
     };
     let (_, cmds) = h.ok(T + 2_600, done);
-    assert!(fires(&cmds).is_empty(), "the buffered fire is not released: {cmds:?}");
+    assert!(
+        fires(&cmds).is_empty(),
+        "the buffered fire is not released: {cmds:?}"
+    );
     let cmds = h.ok(T + 4_000, Input::Recover).1;
     let reasons: Vec<FireReason> = fires(&cmds).iter().map(|f| f.reason).collect();
     assert!(reasons.contains(&FireReason::Buffered), "{cmds:?}");
@@ -154,6 +171,10 @@ fn overlap_skip_resumes_at_once_after_a_crash() {
     h.ok(T + 21_500, done);
     let cmds = h.advance(T + 22_000);
     assert_eq!(nominals(&cmds), [T + 22_000], "{cmds:?}");
-    assert!(!cmds.iter().any(|c| matches!(c, Command::Event(Event::FireSkipped { .. }))));
+    assert!(
+        !cmds
+            .iter()
+            .any(|c| matches!(c, Command::Event(Event::FireSkipped { .. })))
+    );
     h.check_replay();
 }

@@ -21,7 +21,10 @@ fn setup(max_attempts: u32, max_interruptions: u32, dead_letter: bool) -> Harnes
     q.max_interruptions = max_interruptions;
     q.dead_letter = dead_letter;
     h.ok(T, Input::DeclareQueue(q));
-    h.ok(T, Input::Enqueue(EnqueueRequest::new("cron", Payload::null())));
+    h.ok(
+        T,
+        Input::Enqueue(EnqueueRequest::new("cron", Payload::null())),
+    );
     h
 }
 
@@ -82,7 +85,13 @@ fn recover_releases_a_live_lease_at_once_without_using_an_attempt() {
     assert_eq!(h.run(T + 3_000, stale).0.unwrap_err().code(), "lease_lost");
     let totals = h.engine.queue_stats("cron").unwrap().totals;
     assert_eq!(
-        (totals.interrupted, totals.completed, totals.retried, totals.dead, totals.expired),
+        (
+            totals.interrupted,
+            totals.completed,
+            totals.retried,
+            totals.dead,
+            totals.expired
+        ),
         (1, 1, 0, 0, 0)
     );
     h.check_replay();
