@@ -10,7 +10,7 @@
 //!   grace period is interrupted, not failed, at the next start.
 
 use chime_core::{JobState, QueueConfig, ScheduleDef, Timestamp};
-use chime_native::driver::{Clock, TokioClock};
+use chime_native::driver::{Clock, EngineGauges, TokioClock};
 use chime_native::store::RedbStore;
 use chime_native::worker::{Handler, Job, PoolConfig};
 use chime_native::{Running, Setup, start};
@@ -107,6 +107,11 @@ async fn after_a_crash_the_claimed_job_runs_again_at_once() {
     )
     .await;
     tokio::time::sleep(Duration::from_millis(3_000)).await;
+    let metrics = running.handle().metrics().render(&EngineGauges::default());
+    assert!(
+        metrics.contains(r#"chime_jobs_interrupted_total{queue="cron"} 1"#),
+        "{metrics}"
+    );
     let engine = running.shutdown().await.unwrap();
     // Run again at the restart (21.5 s), same attempt number: the
     // interruption used no attempt of the single one a crontab job has.
