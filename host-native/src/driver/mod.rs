@@ -125,7 +125,7 @@ impl Driver {
     /// go through catch-up. Whatever must happen before those jobs can be
     /// claimed again (killing the previous incarnation's orphaned
     /// children) happens before this call, i.e. before
-    /// [`crate::runtime::start`].
+    /// `runtime::start`.
     pub fn recover(
         mut store: Box<dyn Store>,
         clock: Arc<dyn Clock>,
