@@ -100,6 +100,8 @@ export class Engine {
   pollTimeout(): number | null;
   readonly clock: number;
   readonly isLeader: boolean;
+  /** A stop began (input `stop`) and no `recover` ended it: nothing fires meanwhile. */
+  readonly isStopping: boolean;
   readonly config: EngineConfig;
   readonly scheduleCount: number;
   readonly liveJobs: number;

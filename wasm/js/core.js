@@ -244,6 +244,8 @@ export class Engine {
 
   get clock() { return this.#raw.clock; }
   get isLeader() { return this.#raw.isLeader; }
+  /** A stop began (`stop`) and no `recover` ended it: nothing fires. */
+  get isStopping() { return this.#raw.isStopping; }
   get config() { return JSON.parse(this.#raw.config); }
   get scheduleCount() { return this.#raw.scheduleCount; }
   get liveJobs() { return this.#raw.liveJobs; }

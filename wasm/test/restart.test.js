@@ -97,12 +97,14 @@ test('stop() fires nothing from its first moment; a job cut off by the grace per
   await clock.advance(5_000);
   await stopping;
   assert.equal(fired(cmds).length, before, 'no fire after stop() began');
+  assert.equal(a.engine.isStopping, true);
   assert.equal(skippedFor(cmds, 'overlap').length, 0, 'nothing skipped either');
   // The next start, 10 s later.
   hang = false;
   await clock.advance(10_000);
   const cmdsB = [];
   const b = await scheduler(dir, clock, 'allow', fn, cmdsB);
+  assert.equal(b.engine.isStopping, false, 'the start ended the stop');
   await clock.advance(10);
   const [job] = runs[0];
   assert.deepEqual(runs[1], [job, 1], 'interrupted, not failed: the same attempt again');
