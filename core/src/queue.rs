@@ -339,6 +339,7 @@ impl Queues {
                 token,
                 deadline,
                 worker: worker.to_owned(),
+                interrupted: false,
             });
             store::index(&mut self.idx, &mut q.idx, id, job);
             claimed.push(Claimed {

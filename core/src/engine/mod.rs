@@ -228,12 +228,12 @@ impl Engine {
         reply
     }
 
-    /// `Recover` at `now`: releases every claim as interrupted and ends a
-    /// stop. Returns how many claims were released.
+    /// `Recover` at `now`: releases every claim as interrupted (ended by
+    /// the advance's budgeted lease pass, which follows at once) and ends
+    /// a stop. Returns how many claims were released.
     fn recover(&mut self, now: Timestamp) -> u64 {
         self.stopping = false;
-        let (limits, out) = (&self.config.limits, &mut self.out);
-        self.queues.interrupt_claimed(now, limits, out)
+        self.queues.interrupt_claimed(now)
     }
 
     fn apply(&mut self, input: Input, prepared: Prepared) -> Result<Reply, Error> {

@@ -33,10 +33,11 @@ record_decoder! {
 }
 
 record_decoder! {
-    JobLeaseB => JobLease, "JobLease", "3 elements", deny_unknown: true;
+    JobLeaseB => JobLease, "JobLease", "4 elements", deny_unknown: true;
     token: LeaseToken, "token", req;
     deadline: Timestamp, "deadline", req;
     worker: String, "worker", req;
+    interrupted: bool, "interrupted", def;
 }
 
 record_decoder! {

@@ -160,57 +160,67 @@ impl Queues {
         self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state)
     }
 
-    /// `Recover`: every claimed job's attempt was interrupted by the host
-    /// (the process that claimed it is gone). Each is reported
-    /// `job_interrupted` and made available again at once with its
-    /// attempt number given back (an interruption is not a failure: no
-    /// attempt used, no backoff, `run_at` kept so it keeps its place in
-    /// claim order), unless it has now been interrupted more than its
-    /// queue's `max_interruptions` times: then it is dead (or dropped)
-    /// with reason `interrupted`. In lease-deadline order (as lease
-    /// expiries), whatever the deadline: a lease that ran out while the
-    /// host was down was not the worker's fault. Returns how many.
-    ///
-    /// Not budgeted: at most `limits.live_jobs` jobs are claimed, and it
-    /// happens once per start.
-    pub(crate) fn interrupt_claimed(
-        &mut self,
-        now: Timestamp,
-        limits: &Limits,
-        out: &mut Output,
-    ) -> u64 {
+    /// `Recover` at `now`: every claimed job's attempt was interrupted by
+    /// the host (the process that claimed it is gone). Each lease is
+    /// marked interrupted and its deadline cut to `now` (at the latest),
+    /// so its token is void at once and the budgeted lease pass of
+    /// [`Queues::advance`] ends it — as an interruption, whatever its
+    /// deadline: a lease that ran out while the host was down was not the
+    /// worker's fault. Returns how many.
+    pub(crate) fn interrupt_claimed(&mut self, now: Timestamp) -> u64 {
         let ids: Vec<JobId> = self.idx.claimed.iter().map(|&(_, id)| id).collect();
         for &id in &ids {
-            let job = &self.jobs[&id];
-            let cfg = &self.queues[&job.queue].config;
-            let (attempt, queue) = (job.attempt, job.queue.clone());
-            let interruptions = job.interruptions.saturating_add(1);
-            let beyond = interruptions > cfg.max_interruptions;
-            let dead_letter = cfg.dead_letter;
-            let totals = self.totals(&queue);
-            totals.interrupted += 1;
-            out.event(Event::JobInterrupted {
-                job: id,
-                queue,
-                attempt,
-                interruptions,
-            });
-            if beyond {
-                self.jobs.get_mut(&id).expect("job exists").interruptions = interruptions;
-                let error = "interrupted".to_owned();
-                self.give_up(now, id, error, dead_letter, "interrupted", limits, out);
-                continue;
-            }
-            self.transition(id, Some(out), |job| {
-                job.interruptions = interruptions;
-                job.state = JobState::Available;
-                job.lease = None;
-                // The interrupted attempt is given back: the next claim
-                // runs it again under the same number.
-                job.attempt -= 1;
+            self.transition(id, None, |job| {
+                let lease = job.lease.as_mut().expect("claimed job has a lease");
+                lease.deadline = lease.deadline.min(now);
+                lease.interrupted = true;
             });
         }
         ids.len() as u64
+    }
+
+    /// An attempt of claimed job `id` that its host interrupted (see
+    /// [`Queues::interrupt_claimed`]), reported `job_interrupted`: the job
+    /// is available again at once with its attempt number given back (an
+    /// interruption is not a failure: no attempt used, no backoff, `run_at`
+    /// kept so it keeps its place in claim order), unless it has now been
+    /// interrupted more than its queue's `max_interruptions` times: then
+    /// it is dead (or dropped) with reason `interrupted`. At most three
+    /// commands, as a lease expiry.
+    fn interrupted_attempt(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        limits: &Limits,
+        out: &mut Output,
+    ) {
+        let job = &self.jobs[&id];
+        let cfg = &self.queues[&job.queue].config;
+        let (attempt, queue) = (job.attempt, job.queue.clone());
+        let interruptions = job.interruptions.saturating_add(1);
+        let beyond = interruptions > cfg.max_interruptions;
+        let dead_letter = cfg.dead_letter;
+        self.totals(&queue).interrupted += 1;
+        out.event(Event::JobInterrupted {
+            job: id,
+            queue,
+            attempt,
+            interruptions,
+        });
+        if beyond {
+            self.jobs.get_mut(&id).expect("job exists").interruptions = interruptions;
+            let error = "interrupted".to_owned();
+            self.give_up(now, id, error, dead_letter, "interrupted", limits, out);
+            return;
+        }
+        self.transition(id, Some(out), |job| {
+            job.interruptions = interruptions;
+            job.state = JobState::Available;
+            job.lease = None;
+            // The interrupted attempt is given back: the next claim runs
+            // it again under the same number.
+            job.attempt -= 1;
+        });
     }
 
     /// How many jobs are claimed now.
@@ -268,7 +278,8 @@ impl Queues {
     }
 
     /// Brings the queues to `now`: expired leases become failed attempts
-    /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`),
+    /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`)
+    /// and leases released by `Recover` interrupted ones (`JobInterrupted`),
     /// due scheduled jobs become available (one `Wake` per queue that gains
     /// claimable work), retention forgets old finished jobs, and expired
     /// idempotency keys are forgotten.
@@ -292,6 +303,10 @@ impl Queues {
                 break;
             }
             let job = &self.jobs[&id];
+            if job.lease.as_ref().is_some_and(|l| l.interrupted) {
+                self.interrupted_attempt(now, id, limits, out);
+                continue;
+            }
             let (queue, attempt) = (job.queue.clone(), job.attempt);
             self.totals(&queue).expired += 1;
             out.event(Event::LeaseExpired {

@@ -81,6 +81,16 @@ pub(crate) struct JobLease {
     pub deadline: Timestamp,
     /// The worker that claimed it.
     pub worker: String,
+    /// Released by `Recover`: its holder's process is gone. The deadline
+    /// was cut to the recovery (the token is void from then on), and the
+    /// budgeted lease pass of the advance ends the attempt as an
+    /// interruption instead of a `lease_expired` failure.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero_i32(v: &i32) -> bool {

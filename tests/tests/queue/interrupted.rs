@@ -198,3 +198,48 @@ fn recover_without_claims_changes_nothing_but_the_clock() {
     assert_eq!(QueueConfig::new("x").max_interruptions, 3);
     h.check_replay();
 }
+
+#[test]
+fn released_within_the_advance_budget_and_void_at_once() {
+    // Like lease expiries, the releases are budgeted per advance
+    // (`firesPerAdvance`): the rest follow at the next advances, which
+    // `poll_timeout` asks for at once; every old token is void from the
+    // `Recover` on.
+    let mut config = chime_core::EngineConfig::default();
+    config.limits.fires_per_advance = 2;
+    let mut h = Harness::new(config);
+    h.ok(T, Input::DeclareQueue(QueueConfig::new("q")));
+    for _ in 0..5 {
+        h.ok(T, Input::Enqueue(EnqueueRequest::new("q", Payload::null())));
+    }
+    let claimed = h.claim(T, "q", 5, None);
+    assert_eq!(claimed.len(), 5);
+    let (n, cmds) = recover(&mut h, T + 1_000);
+    assert_eq!(n, 5);
+    assert_eq!(interrupted(&cmds).len(), 2, "{cmds:?}");
+    assert_eq!(h.engine.poll_timeout(), Some(t(T + 1_000)));
+    let stale = Input::Complete {
+        job: claimed[4].job,
+        token: claimed[4].token,
+    };
+    // (Its own advance releases the next two.)
+    let (r, more) = h.run(T + 1_000, stale);
+    assert_eq!(r.unwrap_err().code(), "lease_lost");
+    assert_eq!(interrupted(&more).len(), 2, "{more:?}");
+    let mut seen = interrupted(&cmds).len() + 2;
+    while seen < 5 {
+        let cmds = h.advance(T + 1_000);
+        assert!(!cmds.is_empty());
+        seen += interrupted(&cmds).len();
+        assert!(
+            !events(&cmds)
+                .iter()
+                .any(|e| matches!(e, Event::LeaseExpired { .. })),
+            "{cmds:?}"
+        );
+    }
+    assert_eq!(seen, 5);
+    let again = h.claim(T + 1_000, "q", 5, None);
+    assert!(again.iter().all(|c| c.attempt == 1), "{again:?}");
+    h.check_replay();
+}
