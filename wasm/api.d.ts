@@ -71,6 +71,8 @@ export interface ReplyKinds {
   acquireLease: 'lease';
   renewLease: 'lease';
   releaseLease: 'leaseReleased';
+  recover: 'recovered';
+  stop: 'stopping';
 }
 export type InputKind = keyof ReplyKinds;
 /** The tags of a wire union: its strings and its objects' keys. */
@@ -207,6 +209,8 @@ export class Engine {
   pollTimeout(): number | null;
   readonly clock: number;
   readonly isLeader: boolean;
+  /** A stop began (input `stop`) and no `recover` ended it: nothing fires meanwhile. */
+  readonly isStopping: boolean;
   readonly config: EngineConfig;
   readonly scheduleCount: number;
   readonly liveJobs: number;
@@ -248,6 +252,13 @@ export interface Store {
   /** Replaces the snapshot and empties the journal, atomically. */
   compact(snapshot: string): void | Promise<void>;
   close?(): void | Promise<void>;
+  /**
+   * `true` when several schedulers may use the store at once. Otherwise
+   * (the default, and FileStore and MemoryStore) a start releases every
+   * claim it finds as interrupted, its process being gone (input
+   * `recover`), and a stop is journaled (input `stop`).
+   */
+  readonly shared?: boolean;
 }
 export class MemoryStore implements Store {
   snapshot: string | null;
@@ -261,7 +272,11 @@ export interface Job<P = unknown> {
   queue: string;
   payload: P;
   headers: Headers;
-  /** 1-based; above 1 after a failure, a timeout or a crash. */
+  /**
+   * 1-based; above 1 after a failure or a timeout. An attempt interrupted
+   * by a crash or a stop past its grace period does not count: the job
+   * runs again under the same number (up to the queue's `maxInterruptions`).
+   */
   attempt: number;
   /** The fire that created the job, e.g. `backup@1767229200000`. */
   fire: Claimed['fire'];
@@ -314,7 +329,13 @@ export class Scheduler {
   constructor(opts?: SchedulerOptions);
   /** For getters only; inputs go through `handle`. */
   readonly engine: Engine;
+  /** Loads the store, releases the claims of the last run as interrupted (`recover`), arms the timer. */
   start(): Promise<void>;
+  /**
+   * Nothing new fires or is claimed from the first moment (`stop`); running
+   * handlers get `graceMs` (default 10 s); the rest are interrupted and run
+   * again at the next start.
+   */
   stop(opts?: { graceMs?: number }): Promise<void>;
   worker<P = unknown>(queue: string, fn: Handler<P>, opts?: WorkerOptions): this;
   cron<P = unknown>(name: string, spec: string, fn: Handler<P>): Promise<ReplyOf<'upsertSchedule'>>;

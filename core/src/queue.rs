@@ -271,6 +271,7 @@ impl Queues {
             key: req.key,
             fire,
             attempt: 0,
+            interruptions: 0,
             max_attempts: req.max_attempts,
             run_at,
             lease: None,
@@ -338,6 +339,7 @@ impl Queues {
                 token,
                 deadline,
                 worker: worker.to_owned(),
+                interrupted: false,
             });
             store::index(&mut self.idx, &mut q.idx, id, job);
             claimed.push(Claimed {
@@ -499,6 +501,7 @@ impl Queues {
                 job.state = JobState::Available;
                 job.finished_at = None;
                 job.attempt = 0;
+                job.interruptions = 0;
                 job.run_at = now;
             });
             dropped += u64::from(!self.dedup_revive(id, limits));

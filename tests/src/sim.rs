@@ -127,6 +127,10 @@ struct Sim {
     ext_fires: Vec<FireId>,
     epoch: u64,
     crashes: u32,
+    /// Host incarnations ([`sweep_incarnations`]): every restart sends
+    /// `Recover` (the workers of the crashed run are gone), and some
+    /// restarts follow a graceful `Stop` with a grace period.
+    incarnations: bool,
 }
 
 fn iso(ms: i64) -> String {
@@ -186,6 +190,7 @@ impl Sim {
             ext_fires: Vec::new(),
             epoch: 0,
             crashes: 0,
+            incarnations: INCARNATIONS.with(std::cell::Cell::get),
         };
         let mut q = QueueConfig::new("work");
         q.lease_ms = 8_000;
@@ -300,7 +305,7 @@ impl Sim {
                 assert!(self.live.remove(&job.0), "job {} ended twice", job.0);
                 self.held.remove(&job.0);
             }
-            Command::Event(Event::JobRetried { job, .. }) => {
+            Command::Event(Event::JobRetried { job, .. } | Event::JobInterrupted { job, .. }) => {
                 self.held.remove(&job.0);
             }
             _ => {}
@@ -454,6 +459,66 @@ impl Sim {
         if self.chk.self_check {
             self.engine.check_invariants();
         }
+        if self.incarnations {
+            // A new incarnation: its workers hold nothing, and the first
+            // input releases every claim as interrupted.
+            self.held.clear();
+            let claimed = |e: &Engine| {
+                ["work", "nodl"]
+                    .iter()
+                    .filter_map(|q| e.queue_stats(q))
+                    .map(|s| s.claimed)
+                    .sum::<u64>()
+            };
+            let before = claimed(&self.engine);
+            let r = self.input(Input::Recover).unwrap();
+            assert_eq!(
+                r,
+                Reply::Recovered {
+                    interrupted: before
+                },
+                "Recover releases every claim"
+            );
+            assert!(!self.engine.is_stopping(), "Recover ends a stop");
+        }
+    }
+
+    /// A graceful stop (incarnations only): `Stop`, a grace period in
+    /// which some running jobs finish and time passes without any fire,
+    /// then the process ends (a crash: the restart recovers).
+    fn graceful_stop(&mut self) {
+        self.input(Input::Stop).unwrap();
+        assert!(self.engine.is_stopping());
+        let held: Vec<(u64, u64)> = self.held.iter().map(|(&j, &t)| (j, t)).collect();
+        for (job, token) in held {
+            if self.rng.chance(50) {
+                let done = Input::Complete {
+                    job: JobId(job),
+                    token: LeaseToken(token),
+                };
+                if let Err(e) = self.input(done) {
+                    assert!(matches!(e.code(), "lease_lost" | "unknown_job"), "{e}");
+                }
+                self.held.remove(&job);
+            }
+        }
+        let fires_before = self.chk.stats.fires.iter().sum::<u64>();
+        self.now = self.chk.clock + self.rng.below(20_000) as i64;
+        self.input(Input::Advance).unwrap();
+        let claim = Input::Claim {
+            queue: "work".into(),
+            worker: "w".into(),
+            max: 4,
+            lease_ms: None,
+        };
+        let r = self.input(claim).unwrap();
+        assert!(
+            matches!(&r, Reply::Claimed { jobs } if jobs.is_empty()),
+            "{r:?}"
+        );
+        let fires_after = self.chk.stats.fires.iter().sum::<u64>();
+        assert_eq!(fires_before, fires_after, "a fire while stopping");
+        self.crash();
     }
 
     /// Takes a new snapshot (truncating the journal), checking its round trip.
@@ -821,6 +886,7 @@ impl Sim {
                 };
                 self.input(input).unwrap();
             }
+            91..=95 if self.incarnations && self.rng.chance(40) => self.graceful_stop(),
             91..=95 => self.crash(),
             _ => self.checkpoint(),
         }
@@ -920,6 +986,23 @@ fn quiet_panics() {
             }
         }));
     });
+}
+
+std::thread_local! {
+    /// Whether [`Sim::new`] runs with host incarnations (`Recover` at
+    /// every restart, graceful `Stop`s): set by [`sweep_incarnations`].
+    static INCARNATIONS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// [`sweep`] with host incarnations: every restart after a crash sends
+/// `Recover`, as both hosts do on a store they own alone, and some
+/// restarts follow a graceful `Stop` whose grace period fires nothing.
+/// The other sweeps keep their trajectories (and their recorded seeds).
+pub fn sweep_incarnations(test: &str, seeds: &[u64], steps: u32) -> Outcome {
+    INCARNATIONS.with(|i| i.set(true));
+    let run = std::panic::catch_unwind(|| sweep(test, seeds, steps));
+    INCARNATIONS.with(|i| i.set(false));
+    run.unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// Runs `seeds` without a planted bug, catching each failure; panics

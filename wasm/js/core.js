@@ -269,6 +269,8 @@ export class Engine {
 
   get clock() { return this.#r.clock; }
   get isLeader() { return this.#r.isLeader; }
+  /** A stop began (`stop`) and no `recover` ended it: nothing fires. */
+  get isStopping() { return this.#r.isStopping; }
   get config() { return JSON.parse(this.#r.config); }
   get scheduleCount() { return this.#r.scheduleCount; }
   get liveJobs() { return this.#r.liveJobs; }

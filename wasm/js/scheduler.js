@@ -73,7 +73,10 @@ async function settle() {
  * same process, and shows the interface a durable store implements:
  * - `load()` → `{snapshot: string|null, journal: string}` (JSON Lines);
  * - `append(lines)`: durable when it returns (or its promise resolves);
- * - `compact(snapshot)`: replaces the snapshot and empties the journal, atomically.
+ * - `compact(snapshot)`: replaces the snapshot and empties the journal, atomically;
+ * - `shared` (optional): `true` when several schedulers may use the store at
+ *   once. Otherwise a start releases every claim it finds as interrupted
+ *   (their process is gone) and a stop is journaled (`recover`, `stop`).
  */
 export class MemoryStore {
   snapshot = null;
@@ -164,17 +167,30 @@ export class Scheduler {
     this.#failed = null;
     for (const h of this.#handlers.values()) h.active = 0;
     this.#sinceSnapshot = journal ? journal.split('\n').length - 1 : 0;
+    // A store with one owner (FileStore, MemoryStore) holds no live claim
+    // at start: whoever claimed its jobs is gone. The core releases them
+    // as interrupted and ends a stop the last run began (`recover`), as
+    // the native daemon does; the first input of every start.
+    if (!this.#store.shared) await this.#apply('recover').done;
     this.#arm();
     for (const queue of this.#handlers.keys()) this.#pump(queue);
   }
 
   /**
-   * Stops the timer and claiming; waits up to `graceMs` for running
-   * handlers. Jobs still running after it are left to their lease expiry
-   * (the next start retries them, with the next attempt number).
+   * Stops: from its first moment nothing new fires or is claimed (the
+   * core's `stop` input, journaled), then waits up to `graceMs` for
+   * running handlers. Jobs still running after it are left claimed: the
+   * next start releases them as interrupted (`recover`) and runs them
+   * again at once, under the same attempt number (on a store with
+   * `shared: true`, they wait for their lease expiry instead).
    */
   async stop({ graceMs = 10_000 } = {}) {
     if (!this.#started) return;
+    // Before anything else: heartbeats and completions during the grace
+    // period advance the engine, which must not fire meanwhile.
+    if (!this.#failed && !this.#store.shared) {
+      await this.#apply('stop').done.catch(() => {});
+    }
     this.#stopping = true;
     this.#disarm();
     const deadline = Date.now() + graceMs;
@@ -376,8 +392,8 @@ export class Scheduler {
       if (beat !== null) clock.clearTimeout(beat);
       if (timeout) clock.clearTimeout(timeout);
     }
-    // Not running any more: stop() gave up on it after the grace period,
-    // and the job is left to its lease expiry.
+    // Not running any more: stop() gave up on it after the grace period;
+    // the next start releases it as interrupted.
     if (!this.#running.delete(job)) return;
     h.active -= 1;
     // Within stop's grace period the outcome still counts.

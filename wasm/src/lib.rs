@@ -113,6 +113,13 @@ impl JsEngine {
         self.engine.is_leader()
     }
 
+    /// Whether a graceful stop has begun (`stop`) and no `recover` has
+    /// ended it: nothing fires meanwhile.
+    #[wasm_bindgen(getter, js_name = isStopping)]
+    pub fn is_stopping(&self) -> bool {
+        self.engine.is_stopping()
+    }
+
     /// `EngineConfig` JSON.
     #[wasm_bindgen(getter)]
     pub fn config(&self) -> String {

@@ -50,10 +50,12 @@ test('every input kind replies with the tag ReplyKinds gives it', () => {
   const renewed = h(T0 + HOUR, { renewLease: { name: 'l', token, ttlMs: 1000 } }).lease.token;
   h(T0 + HOUR, { releaseLease: { name: 'l', token: renewed } });
   h(T0 + HOUR, { removeSchedule: { name: 's' } });
+  h(T0 + HOUR, 'stop');
+  h(T0 + HOUR, 'recover');
   // Leadership: an engine that is not standalone.
   const follower = new Engine({ standalone: false });
   seen.leadership = tagOfReply(follower.handle(T0, { leadership: { epoch: 1, validUntil: T0 + HOUR } }));
 
-  assert.equal(Object.keys(KINDS).length, 21);
+  assert.equal(Object.keys(KINDS).length, 23);
   assert.deepEqual(seen, KINDS);
 });

@@ -128,7 +128,7 @@ test('persistence: a new scheduler on the same store resumes where the last stop
   await b.stop();
 });
 
-test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expiry', async () => {
+test('stop({graceMs}) waits for running jobs; the next start runs the rest again at once', async () => {
   const clock = new VirtualClock(T0);
   const store = new MemoryStore();
   const a = new Scheduler({ clock, store });
@@ -154,10 +154,12 @@ test('stop({graceMs}) waits for running jobs, then leaves the rest to lease expi
   b.worker('q', async (job) => seen.push([job.payload, job.attempt]));
   await b.start();
   // 'graceful' finished within the grace period: completed, not retried.
-  assert.equal(b.engine.queueStats('q').totals.completed, 2);
-  await clock.advance(20_000); // the 5 s lease expires, then the retry backoff
-  assert.deepEqual(seen, [['fast', 1], ['slow', 1], ['graceful', 1], ['slow', 2]]);
+  // 'slow' was cut off: interrupted, and run again at once under the same
+  // attempt number (no lease expiry, no backoff).
+  await clock.advance(10);
+  assert.deepEqual(seen, [['fast', 1], ['slow', 1], ['graceful', 1], ['slow', 1]]);
   assert.equal(b.engine.queueStats('q').totals.completed, 3);
+  assert.equal(b.engine.queueStats('q').totals.interrupted, 1);
   await b.stop();
 });
 
@@ -171,8 +173,11 @@ test('refused inputs: journaled when the engine saw them, never when they did no
   await clock.advance(1000);
   await assert.rejects(a.handle({ triggerSchedule: { name: 'ghost' } }), (e) => e.code === 'unknown_schedule');
   await a.stop();
-  assert.equal(store.lines.length, 1, store.lines.join('\n'));
-  assert.match(store.lines[0], /ghost/);
+  // `recover` (every start's first input), the refused trigger, `stop`.
+  assert.equal(store.lines.length, 3, store.lines.join('\n'));
+  assert.match(store.lines[0], /"input":"recover"/);
+  assert.match(store.lines[1], /ghost/);
+  assert.match(store.lines[2], /"input":"stop"/);
   // The journal still loads, and replays the refusal (and its advance).
   const b = new Scheduler({ clock, store });
   await b.start();

@@ -46,7 +46,7 @@ impl Engine {
         self.leases.advance(now, &mut self.out);
         self.settle_finished();
         self.expire_unsettled();
-        if self.is_leader() {
+        if self.fires() {
             self.release_ready();
             self.fire_due();
         }
@@ -68,7 +68,7 @@ impl Engine {
         // one that crashed (simulation seeds 97 and 99 at 2,000 steps).
         self.backlog &= self.schedules.next_due().is_some_and(|d| d <= self.clock);
         self.settle_finished();
-        if self.is_leader() {
+        if self.fires() {
             self.release_ready();
             // An input can make a boundary due at the current clock (an
             // upsert that lowers jitter): fire it now rather than leave it

@@ -61,6 +61,9 @@ pub struct Engine {
     pub(crate) skips: Skips,
     /// A per-advance budget left due work behind: `poll_timeout` = clock.
     pub(crate) backlog: bool,
+    /// A graceful stop has begun (`Input::Stop`) and no `Input::Recover`
+    /// has ended it: nothing fires (part of the snapshot).
+    pub(crate) stopping: bool,
     /// The planted bug, if any (tests only; never serialized).
     #[cfg(feature = "testing")]
     pub(crate) planted: Option<planted::PlantedBug>,
@@ -80,6 +83,7 @@ impl Engine {
             out: Output::default(),
             skips: Skips::default(),
             backlog: false,
+            stopping: false,
             #[cfg(feature = "testing")]
             planted: None,
         }
@@ -105,6 +109,19 @@ impl Engine {
         }
         self.leadership
             .is_leader(self.config.standalone, self.clock)
+    }
+
+    /// Whether a graceful stop has begun ([`Input::Stop`]) and no
+    /// [`Input::Recover`] has ended it: nothing fires meanwhile.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    /// Whether boundaries and buffered fires may fire now: the engine
+    /// leads and is not stopping. Otherwise cursors stay put (nothing
+    /// fires, nothing is skipped) until both hold again.
+    pub(crate) fn fires(&self) -> bool {
+        !self.stopping && self.is_leader()
     }
 
     /// A schedule's definition, state and counters.
@@ -159,7 +176,7 @@ impl Engine {
         self.schedules.check_invariants(self.config.seed);
         self.queues.check_invariants();
         self.leases.check_invariants();
-        if self.is_leader() {
+        if self.fires() {
             assert!(
                 self.schedules.ready.is_empty(),
                 "a leader keeps no releasable buffered fire"
@@ -196,10 +213,27 @@ impl Engine {
         // Stateless checks see the `now` the input will be applied at.
         let at = now.max(self.clock);
         let prepared = validate::prepare(&input, &self.config, at)?;
-        self.advance_to(now);
-        let reply = self.apply(input, prepared);
+        let reply = if let Input::Recover = input {
+            // Before the advance: a lease that ran out while the host was
+            // down is an interruption, not a `lease_expired` failure, and
+            // the advance then fires the backlog of the stop (catch-up).
+            let interrupted = self.recover(at);
+            self.advance_to(now);
+            Ok(Reply::Recovered { interrupted })
+        } else {
+            self.advance_to(now);
+            self.apply(input, prepared)
+        };
         self.after_input();
         reply
+    }
+
+    /// `Recover` at `now`: releases every claim as interrupted (ended by
+    /// the advance's budgeted lease pass, which follows at once) and ends
+    /// a stop. Returns how many claims were released.
+    fn recover(&mut self, now: Timestamp) -> u64 {
+        self.stopping = false;
+        self.queues.interrupt_claimed(now)
     }
 
     fn apply(&mut self, input: Input, prepared: Prepared) -> Result<Reply, Error> {
@@ -209,6 +243,13 @@ impl Engine {
         let out = &mut self.out;
         match input {
             Input::Advance => Ok(Reply::Advanced),
+            Input::Recover => unreachable!("`Recover` is applied before the advance"),
+            Input::Stop => {
+                self.stopping = true;
+                Ok(Reply::Stopping {
+                    claimed: self.queues.claimed_count(),
+                })
+            }
             Input::UpsertSchedule(def) => self.upsert(def, prepared.into_spec()),
             Input::RemoveSchedule { name } => Ok(self.remove(&name)),
             Input::PauseSchedule { name, note } => self.pause(&name, note),
@@ -225,7 +266,7 @@ impl Engine {
                 self.leadership.check(now, grant)?;
                 let standalone = self.config.standalone;
                 let leader = self.leadership.apply(standalone, now, grant, out);
-                if leader {
+                if leader && !self.stopping {
                     // The backlog of the leadership gap is handled at once,
                     // by catch-up, as after any downtime.
                     self.catch_up_now();
@@ -250,6 +291,10 @@ impl Engine {
                 max,
                 lease_ms,
             } => {
+                // A stop lets running jobs finish; it starts none.
+                if self.stopping {
+                    return Ok(Reply::Claimed { jobs: Vec::new() });
+                }
                 let jobs = self.queues.claim(now, &queue, &worker, max, lease_ms)?;
                 Ok(Reply::Claimed { jobs })
             }
@@ -368,7 +413,7 @@ impl Engine {
         if !self.config.standalone {
             merge(self.leadership.next_deadline());
         }
-        if self.is_leader() {
+        if self.fires() {
             merge(self.schedules.next_due());
             if !self.schedules.ready.is_empty() || self.backlog {
                 merge(Some(clock));

@@ -253,7 +253,9 @@ impl Engine {
     }
 
     fn leader_or_err(&self) -> Result<(), Error> {
-        if self.is_leader() {
+        if self.stopping {
+            Err(Error::Stopping)
+        } else if self.is_leader() {
             Ok(())
         } else {
             Err(Error::NotLeader)

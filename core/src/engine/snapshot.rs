@@ -29,7 +29,16 @@ use std::sync::Arc;
 /// Also: queues keep fire keys in their own table (`fireKeys`), apart from
 /// the keys of `Enqueue` inputs (`dedup`). A format-1 snapshot held both
 /// in `dedup`, so it is refused rather than misread.
-pub const SNAPSHOT_FORMAT: u32 = 2;
+///
+/// 3: the engine's `stopping` state (`Input::Stop`), a job's
+/// `interruptions`, a queue's `maxInterruptions` and its `interrupted`
+/// total (`Input::Recover`). Each is absent or 0 in format 2, which
+/// therefore reads as format 3 with nothing stopping or interrupted
+/// (a daemon upgraded in place keeps its data directory).
+pub const SNAPSHOT_FORMAT: u32 = 3;
+
+/// The oldest format [`Engine::restore`] reads.
+const OLDEST_FORMAT: u32 = 2;
 
 /// The state of an engine at one instant. Opaque: serialize it
 /// ([`Snapshot::to_json`]) and hand it back to [`Engine::restore`].
@@ -47,6 +56,8 @@ pub struct Snapshot {
     seq_floor: u64,
     queues: Queues,
     leases: Leases,
+    #[serde(default, skip_serializing_if = "is_false")]
+    stopping: bool,
 }
 
 /// One schedule in a snapshot.
@@ -87,7 +98,7 @@ mod decode {
     use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 
     record_decoder! {
-        SnapshotB => Snapshot, "Snapshot", "9 elements", deny_unknown: true;
+        SnapshotB => Snapshot, "Snapshot", "10 elements", deny_unknown: true;
         format: u32, "format", req;
         config: EngineConfig, "config", req;
         clock: Timestamp, "clock", req;
@@ -97,6 +108,7 @@ mod decode {
         seq_floor: u64, "seqFloor", def;
         queues: Queues, "queues", req;
         leases: Leases, "leases", req;
+        stopping: bool, "stopping", def;
     }
 
     record_decoder! {
@@ -126,6 +138,10 @@ mod decode_tests;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Snapshot {
@@ -178,15 +194,16 @@ impl Engine {
             seq_floor: self.schedules.seq_floor,
             queues: self.queues.clone(),
             leases: self.leases.clone(),
+            stopping: self.stopping,
         }
     }
 
     /// An engine from a snapshot. Specs are re-parsed (a zone database
     /// change could make one invalid: that is an error, not a panic).
     pub fn restore(snapshot: Snapshot) -> Result<Engine, Error> {
-        if snapshot.format != SNAPSHOT_FORMAT {
+        if !(OLDEST_FORMAT..=SNAPSHOT_FORMAT).contains(&snapshot.format) {
             return Err(corrupt(format!(
-                "format {} is not {SNAPSHOT_FORMAT}",
+                "format {} is not in {OLDEST_FORMAT}..={SNAPSHOT_FORMAT}",
                 snapshot.format
             )));
         }
@@ -195,6 +212,7 @@ impl Engine {
         engine.leadership = snapshot.leadership;
         engine.queues = snapshot.queues;
         engine.leases = snapshot.leases;
+        engine.stopping = snapshot.stopping;
         let mut schedules = Schedules::default();
         schedules.version_floor = snapshot.version_floor;
         schedules.seq_floor = snapshot.seq_floor;

@@ -66,6 +66,7 @@ pub(crate) fn prepare(
     let schedule_name = |n: &str| name::validate("schedule", n, limits.name_chars);
     match input {
         Input::Advance | Input::CancelJob { .. } | Input::Complete { .. } => {}
+        Input::Recover | Input::Stop => {}
         // `error` is truncated, `retry_at` is any valid instant: nothing to refuse.
         Input::Fail { .. } => {}
         Input::UpsertSchedule(def) => return Ok(Prepared::Spec(Box::new(check_def(def, config)?))),

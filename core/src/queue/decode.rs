@@ -14,7 +14,7 @@ use crate::wire::queue_config::{QueueConfig, QueueTotals};
 use std::collections::BTreeMap;
 
 record_decoder! {
-    JobB => Job, "Job", "14 elements", deny_unknown: true;
+    JobB => Job, "Job", "15 elements", deny_unknown: true;
     queue: String, "queue", req;
     state: JobState, "state", req;
     payload: Payload, "payload", req;
@@ -23,6 +23,7 @@ record_decoder! {
     key: Option<String>, "key", def;
     fire: Option<FireId>, "fire", def;
     attempt: u32, "attempt", def;
+    interruptions: u32, "interruptions", def;
     max_attempts: Option<u32>, "maxAttempts", def;
     run_at: Timestamp, "runAt", req;
     lease: Option<JobLease>, "lease", def;
@@ -32,10 +33,11 @@ record_decoder! {
 }
 
 record_decoder! {
-    JobLeaseB => JobLease, "JobLease", "3 elements", deny_unknown: true;
+    JobLeaseB => JobLease, "JobLease", "4 elements", deny_unknown: true;
     token: LeaseToken, "token", req;
     deadline: Timestamp, "deadline", req;
     worker: String, "worker", req;
+    interrupted: bool, "interrupted", def;
 }
 
 record_decoder! {

@@ -84,34 +84,8 @@ impl Queues {
         let delay_ms = match after_failure(cfg, job.max_attempts, seed, id, attempt) {
             AfterFailure::Retry { delay_ms } => delay_ms,
             AfterFailure::Exhausted { dead_letter } => {
-                self.jobs.get_mut(&id).expect("job exists").last_error = Some(error);
-                let state = if dead_letter {
-                    JobState::Dead
-                } else {
-                    JobState::Dropped
-                };
-                self.finish(now, id, state, out);
-                let q = self.queues.get_mut(&queue).expect("queue exists");
-                if dead_letter {
-                    q.totals.dead += 1;
-                    out.event(Event::JobDead {
-                        job: id,
-                        queue: queue.clone(),
-                        attempts: attempt,
-                    });
-                    self.trim_dead(&queue, now, limits, out);
-                } else {
-                    q.totals.dropped += 1;
-                    out.event(Event::JobDropped {
-                        job: id,
-                        queue,
-                        reason: "exhausted".into(),
-                    });
-                }
-                // The dead-letter bound may have dropped it at once (and
-                // retention forgotten it): report where it ended up.
-                let now_state = self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state);
-                return (now_state, None);
+                let state = self.give_up(now, id, error, dead_letter, "exhausted", limits, out);
+                return (state, None);
             }
         };
         let run_at = match retry_at {
@@ -138,6 +112,120 @@ impl Queues {
             job.last_error = Some(error);
         });
         (state, Some(run_at))
+    }
+
+    /// Ends live job `id` for good: dead (kept) or, without dead letters,
+    /// dropped, with `reason` (`exhausted`, `interrupted`) on the event.
+    /// Returns where it ended up (the dead-letter bound may drop it at once).
+    #[allow(clippy::too_many_arguments)]
+    fn give_up(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        error: String,
+        dead_letter: bool,
+        reason: &str,
+        limits: &Limits,
+        out: &mut Output,
+    ) -> JobState {
+        let job = self.jobs.get_mut(&id).expect("job exists");
+        job.last_error = Some(error);
+        let (attempt, queue) = (job.attempt, job.queue.clone());
+        let state = if dead_letter {
+            JobState::Dead
+        } else {
+            JobState::Dropped
+        };
+        self.finish(now, id, state, out);
+        let q = self.queues.get_mut(&queue).expect("queue exists");
+        if dead_letter {
+            q.totals.dead += 1;
+            out.event(Event::JobDead {
+                job: id,
+                queue: queue.clone(),
+                attempts: attempt,
+                reason: reason.into(),
+            });
+            self.trim_dead(&queue, now, limits, out);
+        } else {
+            q.totals.dropped += 1;
+            out.event(Event::JobDropped {
+                job: id,
+                queue,
+                reason: reason.into(),
+            });
+        }
+        // The dead-letter bound may have dropped it at once (and
+        // retention forgotten it): report where it ended up.
+        self.jobs.get(&id).map_or(JobState::Dropped, |j| j.state)
+    }
+
+    /// `Recover` at `now`: every claimed job's attempt was interrupted by
+    /// the host (the process that claimed it is gone). Each lease is
+    /// marked interrupted and its deadline cut to `now` (at the latest),
+    /// so its token is void at once and the budgeted lease pass of
+    /// [`Queues::advance`] ends it — as an interruption, whatever its
+    /// deadline: a lease that ran out while the host was down was not the
+    /// worker's fault. Returns how many.
+    pub(crate) fn interrupt_claimed(&mut self, now: Timestamp) -> u64 {
+        let ids: Vec<JobId> = self.idx.claimed.iter().map(|&(_, id)| id).collect();
+        for &id in &ids {
+            self.transition(id, None, |job| {
+                let lease = job.lease.as_mut().expect("claimed job has a lease");
+                lease.deadline = lease.deadline.min(now);
+                lease.interrupted = true;
+            });
+        }
+        ids.len() as u64
+    }
+
+    /// An attempt of claimed job `id` that its host interrupted (see
+    /// [`Queues::interrupt_claimed`]), reported `job_interrupted`: the job
+    /// is available again at once with its attempt number given back (an
+    /// interruption is not a failure: no attempt used, no backoff, `run_at`
+    /// kept so it keeps its place in claim order), unless it has now been
+    /// interrupted more than its queue's `max_interruptions` times: then
+    /// it is dead (or dropped) with reason `interrupted`. At most three
+    /// commands, as a lease expiry.
+    fn interrupted_attempt(
+        &mut self,
+        now: Timestamp,
+        id: JobId,
+        limits: &Limits,
+        out: &mut Output,
+    ) {
+        let job = &self.jobs[&id];
+        let cfg = &self.queues[&job.queue].config;
+        let (attempt, queue) = (job.attempt, job.queue.clone());
+        let interruptions = job.interruptions.saturating_add(1);
+        let beyond = interruptions > cfg.max_interruptions;
+        let dead_letter = cfg.dead_letter;
+        self.totals(&queue).interrupted += 1;
+        out.event(Event::JobInterrupted {
+            job: id,
+            queue,
+            attempt,
+            interruptions,
+        });
+        if beyond {
+            self.jobs.get_mut(&id).expect("job exists").interruptions = interruptions;
+            let error = "interrupted".to_owned();
+            self.give_up(now, id, error, dead_letter, "interrupted", limits, out);
+            return;
+        }
+        self.transition(id, Some(out), |job| {
+            job.interruptions = interruptions;
+            job.state = JobState::Available;
+            job.lease = None;
+            // The interrupted attempt is given back: the next claim runs
+            // it again under the same number.
+            job.attempt -= 1;
+        });
+    }
+
+    /// How many jobs are claimed now.
+    pub(crate) fn claimed_count(&self) -> u64 {
+        self.idx.claimed.len() as u64
     }
 
     /// Forgets the oldest retained finished jobs of `queue` beyond its
@@ -190,7 +278,8 @@ impl Queues {
     }
 
     /// Brings the queues to `now`: expired leases become failed attempts
-    /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`),
+    /// (`LeaseExpired`, then retry or dead letter, error `lease_expired`)
+    /// and leases released by `Recover` interrupted ones (`JobInterrupted`),
     /// due scheduled jobs become available (one `Wake` per queue that gains
     /// claimable work), retention forgets old finished jobs, and expired
     /// idempotency keys are forgotten.
@@ -214,6 +303,10 @@ impl Queues {
                 break;
             }
             let job = &self.jobs[&id];
+            if job.lease.as_ref().is_some_and(|l| l.interrupted) {
+                self.interrupted_attempt(now, id, limits, out);
+                continue;
+            }
             let (queue, attempt) = (job.queue.clone(), job.attempt);
             self.totals(&queue).expired += 1;
             out.event(Event::LeaseExpired {

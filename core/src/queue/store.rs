@@ -44,6 +44,10 @@ pub(crate) struct Job {
     /// Attempts started (incremented on claim; reset by redrive).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub attempt: u32,
+    /// Attempts interrupted by the host (`Recover`), which do not count
+    /// as attempts; reset by redrive.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub interruptions: u32,
     /// Per-job override of the queue's `max_attempts`. Kept as an override
     /// (not resolved at enqueue) so `DeclareQueue` applies to later attempts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,6 +81,16 @@ pub(crate) struct JobLease {
     pub deadline: Timestamp,
     /// The worker that claimed it.
     pub worker: String,
+    /// Released by `Recover`: its holder's process is gone. The deadline
+    /// was cut to the recovery (the token is void from then on), and the
+    /// budgeted lease pass of the advance ends the attempt as an
+    /// interruption instead of a `lease_expired` failure.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero_i32(v: &i32) -> bool {

@@ -372,7 +372,8 @@ pub enum Event {
         /// The attempt whose lease expired.
         attempt: u32,
     },
-    /// Out of attempts; kept as a dead letter.
+    /// Out of attempts, or interrupted more than `maxInterruptions`
+    /// times; kept as a dead letter.
     #[serde(rename_all = "camelCase")]
     JobDead {
         /// Job.
@@ -381,6 +382,9 @@ pub enum Event {
         queue: String,
         /// Attempts made.
         attempts: u32,
+        /// `exhausted` (out of attempts) or `interrupted` (beyond the
+        /// queue's `maxInterruptions`).
+        reason: String,
     },
     /// Dropped: out of attempts without dead-lettering, or evicted beyond a bound.
     #[serde(rename_all = "camelCase")]
@@ -389,8 +393,26 @@ pub enum Event {
         job: JobId,
         /// Queue.
         queue: String,
-        /// `exhausted` or `dead_letter_limit`.
+        /// `exhausted`, `interrupted` or `dead_letter_limit`.
         reason: String,
+    },
+    /// A claimed job's attempt was interrupted by its host (the process
+    /// crashed, or stopped past its grace period), released by `Recover`.
+    /// Not a failure: the attempt does not count and no backoff applies;
+    /// the job is available again at once, unless this was one
+    /// interruption more than the queue's `maxInterruptions` (then a
+    /// `job_dead` or `job_dropped` with reason `interrupted` follows).
+    #[serde(rename_all = "camelCase")]
+    JobInterrupted {
+        /// Job.
+        job: JobId,
+        /// Queue.
+        queue: String,
+        /// The attempt that was running (the next claim runs it again
+        /// under the same number).
+        attempt: u32,
+        /// Interruptions of this job so far, this one included.
+        interruptions: u32,
     },
     /// A job completed.
     #[serde(rename_all = "camelCase")]

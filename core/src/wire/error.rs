@@ -94,6 +94,10 @@ pub enum Error {
     /// (`TriggerSchedule`, `Backfill` on a non-standalone engine).
     #[error("not_leader: the engine does not hold leadership")]
     NotLeader,
+    /// A graceful stop has begun (`Stop`): nothing new fires until the
+    /// next start's `Recover` (`TriggerSchedule`, `Backfill`).
+    #[error("stopping: the engine is stopping; nothing new fires until the next start")]
+    Stopping,
     /// Too many undrained commands: call `poll_command` until `None` first.
     #[error("backpressure: {pending} commands are waiting to be drained")]
     Backpressure {
@@ -120,6 +124,7 @@ impl Error {
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::NotLeader => "not_leader",
+            Error::Stopping => "stopping",
             Error::Backpressure { .. } => "backpressure",
         }
     }

@@ -172,6 +172,23 @@ pub enum Input {
         /// Holder's fencing token.
         token: LeaseToken,
     },
+    /// A new incarnation of the host starts on a store it owns alone (the
+    /// daemon's data directory, the npm package's `FileStore`): every job
+    /// still claimed was claimed by a process that is gone, so each claim
+    /// is released as *interrupted* (not a failed attempt; see
+    /// `QueueConfig::max_interruptions`), and a stop begun by the previous
+    /// incarnation ([`Input::Stop`]) ends. Applied before the advance to
+    /// `now`, so a lease that ran out while the host was down is an
+    /// interruption too, not a `lease_expired` failure. A store shared by
+    /// several processes (Postgres) must not send it: their claims may be
+    /// alive, and lease expiry decides.
+    Recover,
+    /// A graceful stop begins: from now on nothing new fires (no boundary
+    /// fires and none is skipped: cursors stay put, as in a leadership
+    /// gap; buffered fires wait), `TriggerSchedule` and `Backfill` are
+    /// `stopping`, and `Claim` returns no jobs. Running jobs may still
+    /// heartbeat, complete and fail. The next [`Input::Recover`] ends it.
+    Stop,
 }
 
 /// Arguments of [`Input::Enqueue`].

@@ -39,6 +39,17 @@ pub struct QueueConfig {
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default = "defaults::dedup_window_ms")]
     pub dedup_window_ms: i64,
+    /// How many times a job's attempt may be interrupted by its host (a
+    /// crash, or a stop past its grace period, released by `Recover`) and
+    /// still run again. Interruptions are not failures: they use no
+    /// attempt and no backoff. One more makes the job dead (or dropped)
+    /// with reason `interrupted`, so a job that kills its host cannot
+    /// loop forever. Default 3 (like BullMQ's `maxStalledCount`, which
+    /// defaults to 1, but a restart after a power cut should not kill a
+    /// once-a-day job).
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    #[serde(default = "defaults::max_interruptions")]
+    pub max_interruptions: u32,
 }
 
 mod defaults {
@@ -54,6 +65,9 @@ mod defaults {
     pub(super) fn dedup_window_ms() -> i64 {
         24 * 3_600_000
     }
+    pub(super) fn max_interruptions() -> u32 {
+        3
+    }
 }
 
 impl QueueConfig {
@@ -68,6 +82,7 @@ impl QueueConfig {
             dead_letter: true,
             retention: Retention::default(),
             dedup_window_ms: defaults::dedup_window_ms(),
+            max_interruptions: defaults::max_interruptions(),
         }
     }
 }
@@ -174,4 +189,8 @@ pub struct QueueTotals {
     pub expired: u64,
     /// Jobs cancelled.
     pub cancelled: u64,
+    /// Attempts interrupted by the host (released by `Recover`; not
+    /// failures). Absent in snapshots of format 2: 0.
+    #[serde(default)]
+    pub interrupted: u64,
 }

@@ -121,6 +121,20 @@ pub enum Reply {
     },
     /// `ReleaseLease`.
     LeaseReleased,
+    /// `Recover`: how many claims of the previous incarnation were
+    /// released as interrupted (retried, or dead beyond `maxInterruptions`).
+    #[serde(rename_all = "camelCase")]
+    Recovered {
+        /// Claims released.
+        interrupted: u64,
+    },
+    /// `Stop`: nothing new fires from now on; `claimed` jobs are still
+    /// running (those still claimed at the next start are interrupted).
+    #[serde(rename_all = "camelCase")]
+    Stopping {
+        /// Jobs claimed at the moment the stop began.
+        claimed: u64,
+    },
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -38,6 +38,7 @@ pub(super) fn log_event(e: &Event, engine: &Engine) {
             job,
             queue,
             attempts,
+            reason,
         } => {
             let info = engine.job(*job);
             let error = info.as_ref().and_then(|j| j.last_error.clone());
@@ -49,11 +50,21 @@ pub(super) fn log_event(e: &Event, engine: &Engine) {
                 job = job.0,
                 %queue,
                 attempts,
+                %reason,
                 schedule = schedule.as_deref().unwrap_or("-"),
                 error = error.as_deref().unwrap_or("-"),
                 "job dead-lettered"
             )
         }
+        Event::JobInterrupted {
+            job,
+            queue,
+            attempt,
+            interruptions,
+        } => tracing::warn!(
+            job = job.0, %queue, attempt, interruptions,
+            "job interrupted by the previous run; not counted as a failure"
+        ),
         Event::LeaseExpired {
             job,
             queue,

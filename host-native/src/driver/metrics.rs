@@ -71,6 +71,7 @@ pub struct Metrics {
     fires: Family<FireLabels, Counter>,
     lateness: Histogram,
     jobs: Family<JobLabels, Counter>,
+    interrupted: Family<QueueLabel, Counter>,
     job_duration: HistogramFamily<QueueLabel>,
     leader: Gauge,
     commit: Histogram,
@@ -132,6 +133,13 @@ impl Metrics {
             "Job attempt outcomes as the engine decided them (completed, retried, dead, dropped, expired, cancelled)",
             jobs.clone(),
         );
+        let interrupted = Family::<QueueLabel, Counter>::default();
+        registry.register(
+            "chime_jobs_interrupted",
+            "Attempts interrupted by the host (a crash, or a stop past its grace period), \
+             released at the next start to run again: not failures",
+            interrupted.clone(),
+        );
         let job_duration: HistogramFamily<QueueLabel> =
             Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         registry.register(
@@ -158,6 +166,7 @@ impl Metrics {
             fires,
             lateness,
             jobs,
+            interrupted,
             job_duration,
             leader,
             commit,
@@ -199,6 +208,14 @@ impl Metrics {
             Event::JobDropped { queue, .. } => (queue, "dropped"),
             Event::LeaseExpired { queue, .. } => (queue, "expired"),
             Event::JobCancelled { queue, .. } => (queue, "cancelled"),
+            Event::JobInterrupted { queue, .. } => {
+                self.interrupted
+                    .get_or_create(&QueueLabel {
+                        queue: queue.clone(),
+                    })
+                    .inc();
+                return;
+            }
             _ => return,
         };
         self.jobs

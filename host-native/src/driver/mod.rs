@@ -115,6 +115,17 @@ impl Driver {
     /// Recovers the engine from `store`: snapshot plus journal replay (the
     /// replayed commands are not executed again: their effects — jobs,
     /// leases — are in the recovered state, and workers claim afresh).
+    ///
+    /// On a store with one owner ([`Store::single_owner`]: the data
+    /// directory, a memory store) this is a new incarnation, and its first
+    /// input, journaled before anything else runs, is `Input::Recover`:
+    /// every job the previous process had claimed is released at once as
+    /// interrupted (not a failed attempt; bounded by the queue's
+    /// `maxInterruptions`), and a stop it began ends, so missed boundaries
+    /// go through catch-up. Whatever must happen before those jobs can be
+    /// claimed again (killing the previous incarnation's orphaned
+    /// children) happens before this call, i.e. before
+    /// `runtime::start`.
     pub fn recover(
         mut store: Box<dyn Store>,
         clock: Arc<dyn Clock>,
@@ -153,7 +164,7 @@ impl Driver {
         );
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared::default());
-        Ok(Driver {
+        let mut driver = Driver {
             engine,
             store,
             clock,
@@ -167,7 +178,33 @@ impl Driver {
             shared,
             snapshot_cost: std::time::Duration::ZERO,
             outbox: Vec::new(),
-        })
+        };
+        if driver.store.single_owner() {
+            driver.release_dead_claims()?;
+        }
+        Ok(driver)
+    }
+
+    /// Journals and applies `Input::Recover` (see [`Driver::recover`]).
+    fn release_dead_claims(&mut self) -> Result<(), DriverError> {
+        let now = self.clock.now();
+        let input = Input::Recover;
+        self.commit(&[JournalEntry {
+            now,
+            input: input.clone(),
+        }])?;
+        let r = self.engine.handle(now, input);
+        // Wakes go nowhere yet: pools claim when they start.
+        self.execute(&mut Vec::new());
+        match r {
+            Ok(chime_core::Reply::Recovered { interrupted }) if interrupted > 0 => tracing::warn!(
+                interrupted,
+                "jobs claimed by the previous run were interrupted; released to run again"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "recover rejected"),
+        }
+        Ok(())
     }
 
     /// A handle to send inputs with (usable before [`Driver::run`]).

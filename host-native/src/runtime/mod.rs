@@ -70,6 +70,9 @@ pub struct Running {
     driver: JoinHandle<Result<Engine, DriverError>>,
     /// The base of the next [`Running::reload`].
     applied: reload::Applied,
+    /// The store has one owner ([`Store::single_owner`]): a graceful stop
+    /// is journaled as `Input::Stop`, which the next start's recovery ends.
+    single_owner: bool,
 }
 
 impl Running {
@@ -91,9 +94,27 @@ impl Running {
         let _ = self.driver.await;
     }
 
-    /// Graceful stop: pools stop claiming and wait for running jobs (up to
-    /// their grace period), then the driver writes a final snapshot.
+    /// Graceful stop: from its first moment nothing new fires or is
+    /// claimed (`Input::Stop`, journaled, on a store with one owner), pools
+    /// wait for running jobs (up to their grace period), then the driver
+    /// writes a final snapshot. Jobs still running when the grace period
+    /// ends are left claimed in it: the next start releases them as
+    /// interrupted, and its catch-up handles the boundaries missed.
     pub async fn shutdown(self) -> Result<Engine, RunError> {
+        if self.single_owner {
+            match self.handle.call(Input::Stop).await {
+                Ok(Ok(Reply::Stopping { claimed })) if claimed > 0 => {
+                    tracing::info!(
+                        claimed,
+                        "stopping: nothing new fires; waiting for running jobs"
+                    )
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "stop rejected"),
+                // The driver is gone already: nothing can fire.
+                Err(_) => {}
+            }
+        }
         let _ = self.stop.send(true);
         for p in self.pools {
             p.await?;
@@ -103,14 +124,19 @@ impl Running {
     }
 }
 
-/// Recovers from `store`, applies `setup` (queues, schedules), and starts
-/// the driver and pools.
+/// Recovers from `store` (on a store with one owner, releasing the claims
+/// of the previous incarnation as interrupted: see [`Driver::recover`]),
+/// applies `setup` (queues, schedules), and starts the driver and pools.
 pub async fn start(
     setup: Setup,
     store: Box<dyn Store>,
     clock: Arc<dyn Clock>,
 ) -> Result<Running, RunError> {
     let applied = reload::Applied::new(&setup, clock.clone());
+    let single_owner = store.single_owner();
+    // On a store with one owner, recovery's first input releases the
+    // previous incarnation's claims (`Input::Recover`): a host that must
+    // clean up after that incarnation first does so before `start`.
     let mut driver = Driver::recover(store, clock, setup.driver)?;
     let wakes: Vec<Arc<Notify>> = setup
         .pools
@@ -145,6 +171,7 @@ pub async fn start(
         pools,
         driver,
         applied,
+        single_owner,
     })
 }
 

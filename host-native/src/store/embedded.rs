@@ -282,6 +282,11 @@ impl Store for RedbStore {
         Ok(())
     }
 
+    /// The data directory's lock file admits one daemon at a time.
+    fn single_owner(&self) -> bool {
+        true
+    }
+
     fn journal_len(&self) -> u64 {
         self.next_seq - self.first_seq
     }

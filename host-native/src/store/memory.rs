@@ -36,6 +36,11 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    /// One driver at a time uses it (a test "restarts" on a clone).
+    fn single_owner(&self) -> bool {
+        true
+    }
+
     fn journal_len(&self) -> u64 {
         let g = self.inner.lock().expect("memory store lock");
         g.1.iter().map(|t| t.lines().count() as u64).sum()

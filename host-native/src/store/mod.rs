@@ -109,6 +109,17 @@ pub trait Store: Send + 'static {
     fn write_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), StoreError>;
     /// Journal entries since the last snapshot.
     fn journal_len(&self) -> u64;
+    /// Whether only one process at a time can hold this store (the data
+    /// directory's lock file; a memory store). Then every claim the store
+    /// holds at recovery was made by a process that is gone, and the
+    /// driver releases them at once as interrupted (`Input::Recover`);
+    /// a graceful stop is journaled (`Input::Stop`) for the next start to
+    /// end. A store several replicas share (Postgres) says `false`: a
+    /// claim there may be alive, and lease expiry decides. By default
+    /// `false`.
+    fn single_owner(&self) -> bool {
+        false
+    }
     /// Whether this store also carries the engine's fires to other
     /// processes ([`Store::deliver`]): a shared database where external
     /// queues live. The embedded stores do not.

@@ -31,8 +31,10 @@ pub struct Job {
     pub id: JobId,
     /// Queue.
     pub queue: String,
-    /// This attempt's number (1-based): greater than 1 after a failure or a
-    /// crash that interrupted an earlier attempt.
+    /// This attempt's number (1-based): greater than 1 after a failure or
+    /// an expired lease. An attempt interrupted by the host (a crash, a
+    /// stop past its grace period) does not count: the job runs again
+    /// under the same number.
     pub attempt: u32,
     /// Payload.
     pub payload: Payload,
@@ -61,7 +63,8 @@ pub struct PoolConfig {
     /// Per-attempt timeout (the attempt fails when it runs out).
     pub timeout: Option<Duration>,
     /// On stop, how long running jobs may finish; those still running are
-    /// dropped and left to lease expiry.
+    /// dropped, and the next start releases them as interrupted (on the
+    /// embedded store; with Postgres, lease expiry does).
     pub grace: Duration,
     /// Claim this often even without a wake (a safety net; wakes come from
     /// the engine's `Wake` commands).
@@ -152,7 +155,7 @@ pub async fn run_pool<S: JobSource>(
         tracing::warn!(
             queue = %cfg.queue,
             left = tasks.len(),
-            "grace period over: jobs left to lease expiry"
+            "grace period over: jobs left claimed, released at the next start"
         );
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}

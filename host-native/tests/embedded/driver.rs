@@ -203,7 +203,8 @@ async fn stop_waits_for_running_jobs_within_the_grace_period() {
         if finished {
             assert_eq!(state, JobState::Completed);
         } else {
-            // Left to lease expiry: still claimed, and so in the store.
+            // Still claimed, and so in the store: the next start releases
+            // it as interrupted (`restart_interrupted`).
             assert_eq!(state, JobState::Claimed);
         }
     }

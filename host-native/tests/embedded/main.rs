@@ -18,6 +18,7 @@ mod http_worker;
 mod library_api;
 mod metrics;
 mod reload;
+mod restart_interrupted;
 mod store;
 mod store_cut_file;
 mod store_write_faults;

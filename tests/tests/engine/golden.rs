@@ -62,6 +62,11 @@ fn leadership_loss() {
     fixture("leadership_loss");
 }
 
+#[test]
+fn stop_recover() {
+    fixture("stop_recover");
+}
+
 /// Every fixture in the directory has a test above (a new file must be
 /// added here, so it cannot be silently ignored).
 #[test]

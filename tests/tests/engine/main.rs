@@ -52,6 +52,7 @@ mod snapshot_fields;
 mod snapshot_replay;
 mod start_at_never_fires;
 mod start_at_now;
+mod stop;
 mod ten_year_jump;
 mod upsert_end_at;
 mod upsert_unchanged;

@@ -10,7 +10,7 @@
 //! failing seed is printed with its first failure and the command that
 //! replays it.
 
-use chime_tests::sim::{env_u64, sweep};
+use chime_tests::sim::{env_u64, sweep, sweep_incarnations};
 
 #[test]
 fn seeded_workloads_survive_crashes() {
@@ -54,4 +54,17 @@ fn one_long_run() {
         o.crashes,
         o.fires
     );
+}
+
+/// Host incarnations: every restart after a crash sends `Recover` (claims
+/// released as interrupted, a stop ended), and some restarts follow a
+/// graceful `Stop` whose grace period fires nothing and claims nothing.
+#[test]
+fn incarnations_recover_and_stop() {
+    if std::env::var_os("CHIME_SIM_SEED").is_some() {
+        return;
+    }
+    let seeds: Vec<u64> = (1_000..1_024).collect();
+    let o = sweep_incarnations("incarnations_recover_and_stop", &seeds, 400);
+    assert!(o.crashes > 24 * 5, "crashes exercised: {}", o.crashes);
 }

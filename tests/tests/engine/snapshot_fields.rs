@@ -1,4 +1,4 @@
-//! The snapshot's own fields: `format()` is `SNAPSHOT_FORMAT` (2, also in
+//! The snapshot's own fields: `format()` is `SNAPSHOT_FORMAT` (3, also in
 //! the JSON), `clock()` is the engine clock, and the id floors that a
 //! removed schedule leaves (`versionFloor`, `seqFloor`) are written only
 //! when not 0: a fresh engine's snapshot has neither key, one after a
@@ -21,11 +21,11 @@ fn format_clock_and_floors() {
     let mut h = Harness::standalone();
     h.advance(S);
     let snap = h.engine.snapshot();
-    assert_eq!(SNAPSHOT_FORMAT, 2);
+    assert_eq!(SNAPSHOT_FORMAT, 3);
     assert_eq!(snap.format(), SNAPSHOT_FORMAT);
     assert_eq!(snap.clock(), t(S));
     let v = json(&h);
-    assert_eq!(v["format"], 2);
+    assert_eq!(v["format"], 3);
     assert!(v.get("versionFloor").is_none(), "{v}");
     assert!(v.get("seqFloor").is_none(), "{v}");
 

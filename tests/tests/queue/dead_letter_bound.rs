@@ -54,7 +54,8 @@ fn the_oldest_dead_letter_is_dropped_beyond_the_bound() {
             &Event::JobDead {
                 job: c,
                 queue: "q".into(),
-                attempts: 1
+                attempts: 1,
+                reason: "exhausted".into()
             },
             &Event::JobDropped {
                 job: a,

@@ -90,7 +90,7 @@ fn both_namespaces_round_trip_and_expire() {
 fn a_format_one_snapshot_is_refused() {
     let h = setup();
     let json = h.engine.snapshot().to_json();
-    let old = json.replacen(r#""format":2"#, r#""format":1"#, 1);
+    let old = json.replacen(r#""format":3"#, r#""format":1"#, 1);
     assert_ne!(old, json);
     let err = Engine::restore(Snapshot::from_json(&old).unwrap()).unwrap_err();
     assert_eq!(err.code(), "invalid_input");

@@ -69,7 +69,8 @@ fn expiry_is_a_failed_attempt_then_a_dead_letter() {
             &Event::JobDead {
                 job: JobId(1),
                 queue: "q".into(),
-                attempts: 2
+                attempts: 2,
+                reason: "exhausted".into()
             },
         ]
     );

@@ -21,6 +21,7 @@ mod external;
 mod fencing;
 mod fire_flight;
 mod fire_keys;
+mod interrupted;
 mod lease_expiry;
 mod lifecycle;
 mod limit;

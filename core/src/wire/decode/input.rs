@@ -35,6 +35,8 @@ pub(super) const INPUT_VARIANTS: &[&str] = &[
     "acquireLease",
     "renewLease",
     "releaseLease",
+    "recover",
+    "stop",
 ];
 
 /// The arguments of every struct variant of [`Input`], in one builder: a
@@ -112,7 +114,7 @@ macro_rules! variant {
 
 /// Struct variants by index in [`INPUT_VARIANTS`] (unit and newtype
 /// variants have none).
-static ARGS: [Option<ArgShape>; 21] = [
+static ARGS: [Option<ArgShape>; 23] = [
     None,
     None,
     None,
@@ -212,6 +214,8 @@ static ARGS: [Option<ArgShape>; 21] = [
         [Name, Token],
         0
     )),
+    None,
+    None,
 ];
 
 fn args(variant: usize) -> &'static ArgShape {
@@ -365,6 +369,14 @@ impl<'de> Visitor<'de> for InputVisitor {
                 let mut b = LeadershipGrantB::default();
                 access.newtype_variant_seed(Seed(Slot::OptRec(&mut b)))?;
                 Ok(Input::Leadership(Nested::built(&mut b)))
+            }
+            21 => {
+                access.unit_variant()?;
+                Ok(Input::Recover)
+            }
+            22 => {
+                access.unit_variant()?;
+                Ok(Input::Stop)
             }
             v => {
                 let mut b = InputArgs {

@@ -46,7 +46,7 @@ record_decoder! {
 }
 
 record_decoder! {
-    QueueConfigB => QueueConfig, "QueueConfig", "8 elements", deny_unknown: true;
+    QueueConfigB => QueueConfig, "QueueConfig", "9 elements", deny_unknown: true;
     name: String, "name", req;
     mode: QueueMode, "mode", def;
     lease_ms: i64, "leaseMs", or(QueueConfig::new("").lease_ms);
@@ -55,6 +55,7 @@ record_decoder! {
     dead_letter: bool, "deadLetter", or(true);
     retention: Retention, "retention", def;
     dedup_window_ms: i64, "dedupWindowMs", or(QueueConfig::new("").dedup_window_ms);
+    max_interruptions: u32, "maxInterruptions", or(QueueConfig::new("").max_interruptions);
 }
 
 record_decoder! {
@@ -100,7 +101,7 @@ record_decoder! {
 
 // A queue's totals (a wire type), as snapshots keep them.
 record_decoder! {
-    QueueTotalsB => QueueTotals, "QueueTotals", "7 elements", deny_unknown: false;
+    QueueTotalsB => QueueTotals, "QueueTotals", "8 elements", deny_unknown: false;
     enqueued: u64, "enqueued", req;
     completed: u64, "completed", req;
     retried: u64, "retried", req;
@@ -108,4 +109,5 @@ record_decoder! {
     dropped: u64, "dropped", req;
     expired: u64, "expired", req;
     cancelled: u64, "cancelled", req;
+    interrupted: u64, "interrupted", def;
 }

@@ -22,6 +22,9 @@ use std::fmt;
 const INPUTS: &[&str] = &[
     r#""advance""#,
     r#"{"advance":null}"#,
+    r#""recover""#,
+    r#""stop""#,
+    r#"{"stop":null}"#,
     r#"{"declareQueue":{"name":"q","mode":"external","leaseMs":5,"maxAttempts":2,"backoff":{"baseMs":1,"capMs":2},"deadLetter":false,"retention":{"completedMax":1,"completedMs":2},"dedupWindowMs":3}}"#,
     r#"{"upsertSchedule":{"name":"s","spec":"@every 1s","tz":"UTC","dst":{"gap":"skip","fold":"last"},"target":{"queue":"q","payload":{"a":[1,2.50]},"priority":-3,"maxAttempts":4,"headers":{"h":"v"}},"jitterMs":5,"startAt":1,"endAt":2,"maxFires":3,"paused":true,"overlap":"buffer_one","catchup":{"windowMs":1,"max":2}}}"#,
     r#"{"removeSchedule":{"name":"s"}}"#,
@@ -166,6 +169,8 @@ fn tables_cover_every_variant() {
             Input::AcquireLease { .. } => "acquireLease",
             Input::RenewLease { .. } => "renewLease",
             Input::ReleaseLease { .. } => "releaseLease",
+            Input::Recover => "recover",
+            Input::Stop => "stop",
         }
     }
     let mut seen = Vec::new();
