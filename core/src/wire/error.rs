@@ -148,7 +148,10 @@ impl Error {
             Error::UnknownFire(_) => Some("fire"),
             Error::LeaseLost { .. } => Some("token"),
             Error::LeaseHeld { .. } => Some("lease"),
-            Error::LimitExceeded { .. } | Error::NotLeader | Error::Backpressure { .. } => None,
+            Error::LimitExceeded { .. }
+            | Error::NotLeader
+            | Error::Stopping
+            | Error::Backpressure { .. } => None,
         }
     }
 }
