@@ -240,6 +240,9 @@ fn validate(path: &Path, format: Format) -> anyhow::Result<()> {
                     format!(", {} @reboot jobs", plan.reboot.len())
                 }
             );
+            for w in plan.warnings(&EngineConfig::default()) {
+                println!("warning: {}", w.render(&path.display().to_string()));
+            }
             Ok(())
         }
         Err(diags) => {
