@@ -12,5 +12,8 @@ mod crontab_robustness;
 mod crontab_run;
 mod daemon_http;
 mod inspect;
+mod inspect_read_only;
+mod preview_refusals;
 mod replay;
 mod validate;
+mod validate_warnings;
