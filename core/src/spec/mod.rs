@@ -112,7 +112,8 @@ impl Spec {
     /// horizon ([`SpecError::SpecNeverFires`]). What an upsert, `validate`
     /// and `preview` refuse a spec with.
     pub fn first_after(&self, t: Timestamp) -> Result<Timestamp, SpecError> {
-        self.next_after(t).ok_or_else(|| self.no_occurrence_after(t))
+        self.next_after(t)
+            .ok_or_else(|| self.no_occurrence_after(t))
     }
 
     /// The error for a spec with no occurrence after `t` (see

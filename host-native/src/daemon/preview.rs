@@ -25,7 +25,8 @@ pub fn preview(
     };
     // What `validate` and an upsert refuse, `preview` refuses too (an
     // `@at` in the past says so).
-    spec.first_after(start).map_err(|e| anyhow::anyhow!("{e}"))?;
+    spec.first_after(start)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let fires = spec.preview(start, n);
     for o in fires {
         let off = o.offset_seconds;

@@ -246,10 +246,7 @@ impl ScratchCopy {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "chime-read-{}-{nanos:x}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("chime-read-{}-{nanos:x}", std::process::id()));
         let fail = |what: &str| {
             let context = format!(
                 "{} was not shut down cleanly; reading it needs a repair, made on a copy, \

@@ -87,7 +87,12 @@ fn inspect_reads_a_read_only_data_dir_left_by_a_crash() {
         .spawn()
         .unwrap();
     let t = Instant::now();
-    while std::fs::read_to_string(&log).unwrap().matches("fire fire=").count() < 2 {
+    while std::fs::read_to_string(&log)
+        .unwrap()
+        .matches("fire fire=")
+        .count()
+        < 2
+    {
         assert!(
             t.elapsed() < Duration::from_secs(30),
             "{}",
