@@ -46,8 +46,7 @@ impl Backoff {
         d
     }
 
-    /// Back to the first delay (a session ran long enough to count as
-    /// recovered).
+    /// Back to the first delay (a session connected: the outage is over).
     pub(crate) fn reset(&mut self) {
         self.next = self.first;
         self.attempt = 0;

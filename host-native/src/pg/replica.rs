@@ -28,7 +28,7 @@ use crate::{RunError, Setup, worker};
 use chime_core::{FireId, Input, QueueConfig, QueueMode};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
@@ -90,7 +90,8 @@ impl ReplicaConfig {
 /// opened (at start-up, the server is not up yet), the session in place
 /// — pools, listener, housekeeping, the engine if it led — is stopped and
 /// a fresh one opened after a backoff (`reconnect_first`, doubling up to
-/// `reconnect_max`), each retry logged with its reason. A leader that
+/// `reconnect_max`; back to the first once a session connects), each
+/// retry logged with its reason. A leader that
 /// cannot renew stops firing at its grant's end on its own (the fence),
 /// and leads again only through a new election. Only errors waiting
 /// cannot fix (a wrong password, a bad schema name, a config the engine
@@ -103,18 +104,18 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let mut backoff = Backoff::new(cfg.reconnect_first, cfg.reconnect_max);
     loop {
-        let began = Instant::now();
-        let reason = match session(&cfg, &setup, clock.clone(), stop.clone()).await {
+        let (reason, connected) = match session(&cfg, &setup, clock.clone(), stop.clone()).await {
             Ok(()) => return Ok(()),
             Err(Ended::Fatal(e)) => return Err(e),
-            Err(Ended::Lost(reason)) => reason,
+            Err(Ended::Lost { reason, connected }) => (reason, connected),
         };
         if *stop.borrow() {
             return Ok(());
         }
-        // A session that ran a while was a recovery: start the backoff
-        // over, so the next outage is retried promptly again.
-        if began.elapsed() >= STABLE {
+        // A session that got connected was a recovery: the backoff starts
+        // over, so a restart right after an outage is retried promptly
+        // (not after the long waits the outage had reached).
+        if connected {
             backoff.reset();
         }
         let delay = backoff.next_delay();
@@ -131,13 +132,15 @@ pub async fn run(
     }
 }
 
-/// A session that ran this long resets the backoff.
-const STABLE: Duration = Duration::from_secs(30);
-
 /// Why a session ended without being asked to stop.
 enum Ended {
     /// The database went away or is not reachable yet: open a new session.
-    Lost(String),
+    Lost {
+        /// What failed.
+        reason: String,
+        /// Whether the session had connected (its queues and lease).
+        connected: bool,
+    },
     /// Waiting cannot fix it: the replica ends with this error.
     Fatal(RunError),
 }
@@ -145,7 +148,10 @@ enum Ended {
 /// Sorts a backend error into [`Ended`].
 fn ended_by(what: &str, e: PgError) -> Ended {
     if retryable(&e) {
-        Ended::Lost(format!("{what}: {e}"))
+        Ended::Lost {
+            reason: format!("{what}: {e}"),
+            connected: false,
+        }
     } else {
         Ended::Fatal(RunError::Backend(format!("{what}: {e}")))
     }
@@ -220,12 +226,16 @@ async fn session(
     };
     let _ = halt.send(true);
     while tasks.join_next().await.is_some() {}
+    let lost_with = |reason: String| Ended::Lost {
+        reason: lost.clone().unwrap_or(reason),
+        connected: true,
+    };
     match ended {
         Ok(()) if *stop.borrow() => Ok(()),
-        Ok(()) => Err(Ended::Lost(lost.unwrap_or_else(|| {
-            "the job queues' connection to the database closed".into()
-        }))),
-        Err(Ended::Lost(r)) => Err(Ended::Lost(lost.unwrap_or(r))),
+        Ok(()) => Err(lost_with(
+            "the job queues' connection to the database closed".into(),
+        )),
+        Err(Ended::Lost { reason, .. }) => Err(lost_with(reason)),
         Err(e) => Err(e),
     }
 }
@@ -247,9 +257,10 @@ async fn bid(
             return Ok(());
         }
         if lease.is_closed() {
-            return Err(Ended::Lost(
-                "the leader lease's connection to the database closed".into(),
-            ));
+            return Err(Ended::Lost {
+                reason: "the leader lease's connection to the database closed".into(),
+                connected: true,
+            });
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {
