@@ -85,7 +85,7 @@ impl ReplicaConfig {
 /// jobs (grace period), and a leader writes a final snapshot and releases
 /// the lease, so another replica takes over at once.
 ///
-/// The replica survives its database ([`super::reconnect`]): when a
+/// The replica survives its database (see `pg/reconnect.rs`): when a
 /// connection closes (the server restarted or went away) or cannot be
 /// opened (at start-up, the server is not up yet), the session in place
 /// — pools, listener, housekeeping, the engine if it led — is stopped and
