@@ -13,7 +13,10 @@
 # the `postgres` user (created by the package) and runs through runuser.
 # Password (scram) authentication on TCP, with a random password in the URL.
 #
-# COMMAND sees CHIME_TEST_DATABASE_URL; the server is stopped and its directory
+# COMMAND sees CHIME_TEST_DATABASE_URL, and CHIME_TEST_PG_BIN (the
+# directory of initdb and pg_ctl) and CHIME_TEST_PG_USER (the user servers
+# run as: `postgres` as root, else ourselves) for tests that run a server
+# of their own to restart it under chime; the server is stopped and its directory
 # removed when the script exits, whatever COMMAND's outcome (its exit status
 # is the script's).
 set -euo pipefail
@@ -95,6 +98,7 @@ fi
 started=1
 
 export CHIME_TEST_DATABASE_URL="postgresql://chime:$password@127.0.0.1:$port/postgres"
+export CHIME_TEST_PG_BIN="$bin" CHIME_TEST_PG_USER="$owner"
 say "listening on 127.0.0.1:$port and in $dir (fsync on)"
 echo "CHIME_TEST_DATABASE_URL=$CHIME_TEST_DATABASE_URL"
 

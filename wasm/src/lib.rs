@@ -317,11 +317,15 @@ fn spec_error(e: &SpecError) -> JsValue {
 }
 
 /// The next `count` occurrences of `spec` after `from`, with civil time,
-/// offset and DST notes (`Occurrence[]` JSON).
+/// offset and DST notes (`Occurrence[]` JSON). A spec with no occurrence
+/// after `from` throws what `validate` throws (`spec_never_fires`, saying
+/// so when an `@at` is in the past) instead of returning `[]`.
 #[wasm_bindgen]
 pub fn preview(spec: &str, opts: &str) -> Result<String, JsValue> {
     let (spec, q) = SpecQuery::parse(spec, opts)?;
-    Ok(to_json(&spec.preview(q.from()?, q.count)))
+    let from = q.from()?;
+    spec.first_after(from).map_err(|e| spec_error(&e))?;
+    Ok(to_json(&spec.preview(from, q.count)))
 }
 
 /// What `validate` reports about a valid spec.
@@ -340,12 +344,7 @@ struct SpecSummary<'a> {
 #[wasm_bindgen]
 pub fn validate(spec: &str, opts: &str) -> Result<String, JsValue> {
     let (spec, q) = SpecQuery::parse(spec, opts)?;
-    let horizon_years = q
-        .horizon_years
-        .unwrap_or(SpecOptions::default().horizon_years);
-    let next = spec
-        .next_after(q.from()?)
-        .ok_or_else(|| spec_error(&SpecError::SpecNeverFires { horizon_years }))?;
+    let next = spec.first_after(q.from()?).map_err(|e| spec_error(&e))?;
     Ok(to_json(&SpecSummary {
         zone: spec.zone_name(),
         fixed_time: spec.is_fixed_time(),

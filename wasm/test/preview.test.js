@@ -66,6 +66,21 @@ test('validate reports zone, fixed-time and next fire, or the error with its fie
   assert.throws(() => preview('* * * * *', { from, colour: 1 }), (e) => e.code === 'invalid_input' && e.field === 'options');
 });
 
+test('preview refuses what validate refuses: a spec that never fires, an @at in the past, an unknown zone on @every', () => {
+  const from = Date.UTC(2026, 0, 1);
+  // Before: `[]`, while validate said spec_never_fires.
+  assert.throws(() => preview('0 0 31 2 *', { from }), (e) => e instanceof ChimeError && e.code === 'spec_never_fires' && /100 years/.test(e.message));
+  assert.throws(() => preview('@at 2020-01-01T00:00:00Z', { from }), (e) => e.code === 'spec_never_fires' && /in the past/.test(e.message));
+  assert.match(validate('@at 2020-01-01T00:00:00Z', { from }).error.message, /in the past/);
+  // `tz` has no effect on @every, but a zone that does not exist is refused.
+  const zone = validate('@every 5s', { tz: 'Nowhere/Atlantis', from });
+  assert.deepEqual([zone.error.code, zone.error.field], ['invalid_time_zone', 'tz']);
+  assert.equal(validate('@every 5s', { tz: 'Europe/Paris', from }).valid, true);
+  // The minimum cadence applies to cron, from its tightest gap.
+  assert.equal(validate('* * * * * *', { minIntervalMs: 60_000, from }).error.code, 'interval_too_short');
+  assert.equal(validate('* * * * *', { minIntervalMs: 60_000, from }).valid, true);
+});
+
 test('the bundled tz database has a version', () => {
   assert.match(tzdbVersion(), /^\d{4}[a-z]$/);
 });

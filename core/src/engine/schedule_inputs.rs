@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::engine::fire::Offer;
 use crate::schedule::Span;
 use crate::schedule::{Grid, GridKey, Schedule};
-use crate::spec::{Spec, SpecError};
+use crate::spec::Spec;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
 use crate::wire::config::truncate;
@@ -22,12 +22,6 @@ impl Engine {
         self.schedules
             .idx(name)
             .ok_or_else(|| Error::UnknownSchedule(name.to_owned()))
-    }
-
-    fn never_fires(&self) -> Error {
-        Error::Spec(SpecError::SpecNeverFires {
-            horizon_years: self.config.horizon_years,
-        })
     }
 
     /// Refuses a pause change that would have to be logged (boundaries up
@@ -84,7 +78,7 @@ impl Engine {
         let first = if regrid {
             let from = start_from(&s, now);
             if s.spec().next_after(from).is_none() {
-                return Err(self.never_fires());
+                return Err(Error::Spec(s.spec().no_occurrence_after(from)));
             }
             Some(s.first_boundary_after(now))
         } else {
@@ -178,7 +172,7 @@ impl Engine {
         s.set_seq(self.schedules.seq_floor);
         let from = start_from(&s, now);
         if s.spec().next_after(from).is_none() {
-            return Err(self.never_fires());
+            return Err(Error::Spec(s.spec().no_occurrence_after(from)));
         }
         self.queues.ensure(&s.queue, limits, &mut self.out)?;
         // Validated: from here on nothing fails.

@@ -110,6 +110,18 @@ impl ZonedCron {
                 a
             }
         };
+        // The minimum cadence applies to cron as to `@every`, measured
+        // from the expression's tightest gap (whole seconds: a minimum of
+        // a second or less never refuses a cron spec).
+        let min_ms = opts.min_interval_ms.max(1);
+        if let Some(gap) = parsed.cron.gap_below((min_ms + 999) / 1000)
+            && gap * 1000 < min_ms
+        {
+            return Err(SpecError::IntervalTooShort {
+                interval_ms: gap * 1000,
+                min_ms,
+            });
+        }
         let (gap, fold) = opts.dst.effective(parsed.cron.is_fixed_time());
         Ok(ZonedCron {
             cron: parsed.cron,

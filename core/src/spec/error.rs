@@ -26,13 +26,24 @@ pub enum SpecError {
         /// The name that was given.
         name: String,
     },
-    /// An `@every` cadence below `EngineConfig::min_interval_ms`.
+    /// An `@every` cadence, or the tightest gap of a cron spec, below
+    /// `EngineConfig::min_interval_ms`.
     #[error("interval_too_short: every {interval_ms} ms is below the minimum of {min_ms} ms")]
     IntervalTooShort {
         /// The requested cadence.
         interval_ms: i64,
         /// The configured minimum.
         min_ms: i64,
+    },
+    /// A one-shot `@at` whose instant is not after the time it was checked
+    /// at (now, or the schedule's `startAt`): it can never fire. Same code
+    /// as [`SpecError::SpecNeverFires`], with a message that says why.
+    #[error("spec_never_fires: @at {at} is in the past (not after {after})")]
+    AtInPast {
+        /// The spec's instant.
+        at: crate::time::Timestamp,
+        /// The instant it had to follow.
+        after: crate::time::Timestamp,
     },
     /// No occurrence within the search horizon.
     #[error("spec_never_fires: no occurrence within {horizon_years} years")]
@@ -50,7 +61,7 @@ impl SpecError {
             SpecError::InvalidDuration { .. } => "invalid_duration",
             SpecError::InvalidTimeZone { .. } => "invalid_time_zone",
             SpecError::IntervalTooShort { .. } => "interval_too_short",
-            SpecError::SpecNeverFires { .. } => "spec_never_fires",
+            SpecError::SpecNeverFires { .. } | SpecError::AtInPast { .. } => "spec_never_fires",
         }
     }
 

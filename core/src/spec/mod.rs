@@ -34,7 +34,8 @@ pub struct SpecOptions {
     pub tz: Option<String>,
     /// DST handling for cron specs.
     pub dst: DstPolicy,
-    /// Smallest accepted `@every` cadence (`EngineConfig::min_interval_ms`).
+    /// Smallest accepted cadence (`EngineConfig::min_interval_ms`): of an
+    /// `@every` spec, and the tightest gap of a cron spec.
     pub min_interval_ms: i64,
     /// How far ahead [`Spec::next_after`] searches before giving up.
     pub horizon_years: u32,
@@ -78,6 +79,12 @@ impl Spec {
         // Both keywords start with '@'; cron text rarely does.
         let keyword = text.starts_with('@');
         let kind = if keyword && let Some(rest) = strip_keyword(text, "@every") {
+            // `@every` is zone-independent, but a zone that does not exist
+            // is still a mistake to refuse (`chime validate` warns that a
+            // valid one has no effect).
+            if let Some(name) = &opts.tz {
+                zone::ZoneTable::get(name)?;
+            }
             SpecKind::Every(every::Every::parse(rest, opts.min_interval_ms)?)
         } else if keyword && let Some(rest) = strip_keyword(text, "@at") {
             SpecKind::At(at::parse(rest, opts)?)
@@ -98,6 +105,33 @@ impl Spec {
             SpecKind::At(a) => (a.at > t).then_some(a.at),
             SpecKind::Cron(c) => c.next_after(t, self.horizon_years).map(|(at, _)| at),
         }
+    }
+
+    /// The first occurrence strictly after `t`, or why there is none: an
+    /// `@at` in the past ([`SpecError::AtInPast`]) or nothing within the
+    /// horizon ([`SpecError::SpecNeverFires`]). What an upsert, `validate`
+    /// and `preview` refuse a spec with.
+    pub fn first_after(&self, t: Timestamp) -> Result<Timestamp, SpecError> {
+        self.next_after(t)
+            .ok_or_else(|| self.no_occurrence_after(t))
+    }
+
+    /// The error for a spec with no occurrence after `t` (see
+    /// [`Spec::first_after`]).
+    pub fn no_occurrence_after(&self, t: Timestamp) -> SpecError {
+        match &self.kind {
+            SpecKind::At(a) if a.at <= t => SpecError::AtInPast { at: a.at, after: t },
+            _ => SpecError::SpecNeverFires {
+                horizon_years: self.horizon_years,
+            },
+        }
+    }
+
+    /// Whether the schedule's `tz` changes when this spec fires: `false`
+    /// for `@every`, whose grid is absolute time (a host may warn that a
+    /// `tz` given with it has no effect).
+    pub fn uses_zone(&self) -> bool {
+        !matches!(self.kind, SpecKind::Every(_))
     }
 
     /// Number of boundaries `b` with `from <= b <= until` (`from` need not

@@ -230,6 +230,10 @@ impl Plan {
         };
         problems.extend(plan.check(config, now));
         if problems.is_empty() {
+            let mut plan = plan;
+            let more = plan.config_warnings(config);
+            plan.warnings.extend(more);
+            plan.warnings.sort_by_key(|d| d.line);
             Ok(plan)
         } else {
             problems.sort_by_key(|d| d.line);
@@ -436,6 +440,58 @@ impl Plan {
                 })
             }))
             .collect()
+    }
+
+    /// What is accepted but probably not meant (`chime validate` prints
+    /// these and still succeeds, `chime run` logs them; added to the
+    /// crontab reader's own [`Plan::warnings`] by the checked load): a `tz` on an `@every` schedule, which
+    /// has no effect (its grid is absolute time), and a schedule whose
+    /// queue no `[[worker]]` of the file works (its jobs wait until
+    /// something else claims them: another process, a replica's pool).
+    fn config_warnings(&self, config: &EngineConfig) -> Vec<Diagnostic> {
+        let worked: std::collections::BTreeSet<&str> =
+            self.workers.iter().map(|w| w.pool.queue.as_str()).collect();
+        let mut out = Vec::new();
+        for (i, s) in self.schedules.iter().enumerate() {
+            let item = match self.format {
+                Format::Toml => format!("[[schedule]] #{} {:?}", i + 1, s.name),
+                Format::Crontab => format!("schedule {:?}", s.name),
+            };
+            let warn = |code: &str, field: &str, message: String| Diagnostic {
+                item: Some(item.clone()),
+                ..Diagnostic::host(code, self.schedule_line(i), Some(field), message)
+            };
+            let opts = chime_core::SpecOptions {
+                tz: s.tz.clone(),
+                dst: s.dst,
+                min_interval_ms: config.min_interval_ms,
+                horizon_years: config.horizon_years,
+            };
+            if let (Some(tz), Ok(spec)) = (&s.tz, chime_core::Spec::parse(&s.spec, &opts))
+                && !spec.uses_zone()
+            {
+                out.push(warn(
+                    "tz_ignored",
+                    "tz",
+                    format!(
+                        "tz {tz:?} has no effect on an @every spec (its grid is absolute \
+                         time); use a cron spec to fire on local time"
+                    ),
+                ));
+            }
+            if !worked.contains(s.target.queue.as_str()) {
+                out.push(warn(
+                    "queue_not_worked",
+                    "target.queue",
+                    format!(
+                        "no [[worker]] works queue {:?}: its jobs wait until something \
+                         else claims them",
+                        s.target.queue
+                    ),
+                ));
+            }
+        }
+        out
     }
 
     fn queue_line(&self, i: usize) -> Option<usize> {

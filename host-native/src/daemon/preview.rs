@@ -24,10 +24,11 @@ pub fn preview(
         Some(t) => parse_instant(t, &opts)?,
         None => SystemClock.now(),
     };
+    // What `validate` and an upsert refuse, `preview` refuses too (an
+    // `@at` in the past says so).
+    spec.first_after(start)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let fires = spec.preview(start, n);
-    if fires.is_empty() {
-        bail!("no fire after {start}");
-    }
     for o in fires {
         let off = o.offset_seconds;
         let sign = if off < 0 { '-' } else { '+' };

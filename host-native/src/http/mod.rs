@@ -16,7 +16,7 @@ pub use inspection::{DEAD_LIMIT, Inspection, QueueView};
 
 use crate::driver::{self, EngineGauges, Handle};
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -107,6 +107,14 @@ pub fn router(handle: Handle, options: HttpOptions) -> Router {
         .route("/v1/queues/{name}/dead", get(dead_letters))
         .route("/v1/inspect", get(inspect))
         .fallback(|| async { ApiError::NotFound("route".into()) })
+        // Without it a known path with another method (`PUT`, `DELETE`)
+        // is a bare 405 with an empty body, not the JSON error promised.
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            ApiError::MethodNotAllowed {
+                method: method.to_string(),
+                path: uri.path().to_owned(),
+            }
+        })
         .with_state(app)
 }
 
@@ -175,6 +183,10 @@ enum ApiError {
     Timeout(Duration),
     #[error("too many requests waiting on the driver")]
     Busy,
+    /// A known path asked with a method it does not serve (the API is
+    /// read-only: every route is `GET`).
+    #[error("{method} {path}: the API is read-only, only GET is served here")]
+    MethodNotAllowed { method: String, path: String },
 }
 
 impl ApiError {
@@ -184,6 +196,7 @@ impl ApiError {
             ApiError::Stopped => "driver_stopped",
             ApiError::Timeout(_) => "driver_timeout",
             ApiError::Busy => "busy",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
         }
     }
 }
@@ -192,13 +205,21 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = match self {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
+        let allow = matches!(self, ApiError::MethodNotAllowed { .. });
         let body = ErrorBody {
             error: self.code().to_owned(),
             message: self.to_string(),
         };
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if allow {
+            response
+                .headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static("GET,HEAD"));
+        }
+        response
     }
 }
 

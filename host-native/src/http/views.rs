@@ -17,7 +17,8 @@ pub const NEXT_FIRES: usize = 5;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorBody {
-    /// Stable code: `not_found`, `driver_stopped`, `driver_timeout`, `busy`.
+    /// Stable code: `not_found`, `method_not_allowed`, `driver_stopped`,
+    /// `driver_timeout`, `busy`.
     pub error: String,
     /// For people.
     pub message: String,

@@ -32,8 +32,11 @@ impl PgConfig {
 /// What the Postgres backend failed at.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
-    /// A query or the connection failed.
-    #[error("postgres: {context}: {source}")]
+    /// A query or the connection failed. The message carries the
+    /// server's own reason (severity, SQLSTATE, message, detail, hint) or
+    /// the cause of a failed connection (`Connection refused`): the
+    /// driver's bare `db error` says nothing an operator can act on.
+    #[error("postgres: {context}: {}", describe(.source))]
     Db {
         /// What was being done.
         context: String,
@@ -94,7 +97,39 @@ pub enum PgError {
     Thread(String),
 }
 
+/// A driver error with what it carries: a server error as `FATAL 28P01:
+/// password authentication failed for user "chime"` (with its detail and
+/// hint), any other with its chain of causes (`error connecting to
+/// server: Connection refused (os error 111)`).
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut out = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+        if let Some(detail) = db.detail() {
+            out += &format!(" (detail: {detail})");
+        }
+        if let Some(hint) = db.hint() {
+            out += &format!(" (hint: {hint})");
+        }
+        return out;
+    }
+    let mut out = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        out += &format!(": {c}");
+        cause = c.source();
+    }
+    out
+}
+
 impl PgError {
+    /// The SQLSTATE of a server error, e.g. `28P01` for a wrong password.
+    pub fn sql_state(&self) -> Option<&str> {
+        match self {
+            PgError::Db { source, .. } => source.code().map(|c| c.code()),
+            _ => None,
+        }
+    }
+
     /// Wraps a driver error with what was being done.
     pub(crate) fn db(context: impl Into<String>) -> impl FnOnce(tokio_postgres::Error) -> PgError {
         let context = context.into();
@@ -141,7 +176,7 @@ pub async fn connect(url: &str) -> Result<tokio_postgres::Client, PgError> {
         .map_err(PgError::db("connecting"))?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
-            tracing::warn!(error = %e, "postgres connection closed with an error");
+            tracing::warn!(error = %describe(&e), "postgres connection closed with an error");
         }
     });
     Ok(client)

@@ -21,6 +21,7 @@ pub mod fires;
 mod lease;
 pub mod migrate;
 mod queue;
+mod reconnect;
 pub mod replica;
 mod store;
 pub mod workers;

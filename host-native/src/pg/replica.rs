@@ -18,7 +18,8 @@
 use super::connection::{PgConfig, PgError};
 use super::fires::{ended, mark_settled};
 use super::lease::{LeaderLease, LeaseGrant, LeaseOptions};
-use super::queue::PgQueues;
+use super::queue::{PgQueues, QueueError};
+use super::reconnect::{Backoff, retryable};
 use super::store::PgStore;
 use super::workers::{PgSource, PoolWakes, forward_wakes};
 use crate::driver::{Clock, Driver, DriverConfig, Handle};
@@ -53,11 +54,17 @@ pub struct ReplicaConfig {
     pub maintain_every: Duration,
     /// How often the leader looks for fires whose job ended.
     pub settle_every: Duration,
+    /// The first wait before opening a new session after the database
+    /// went away (doubling on each failed attempt).
+    pub reconnect_first: Duration,
+    /// The longest wait between attempts.
+    pub reconnect_max: Duration,
 }
 
 impl ReplicaConfig {
     /// Defaults: lease `chime` with TTL 15 s, a fresh holder id, settle
-    /// timeout 1 h, housekeeping every second, settling every 250 ms.
+    /// timeout 1 h, housekeeping every second, settling every 250 ms,
+    /// reconnecting after 200 ms doubling up to 5 s.
     pub fn new(pg: PgConfig) -> ReplicaConfig {
         ReplicaConfig {
             pg,
@@ -68,6 +75,8 @@ impl ReplicaConfig {
             settle_timeout_ms: 3_600_000,
             maintain_every: Duration::from_secs(1),
             settle_every: Duration::from_millis(250),
+            reconnect_first: Duration::from_millis(200),
+            reconnect_max: Duration::from_secs(5),
         }
     }
 }
@@ -76,29 +85,103 @@ impl ReplicaConfig {
 /// jobs (grace period), and a leader writes a final snapshot and releases
 /// the lease, so another replica takes over at once.
 ///
-/// A connection to the database that closes (the server restarted) is
-/// not reopened: the replica stops the same way and returns an error, so
-/// its supervisor starts a fresh one — simpler and safer than rebuilding
-/// every handle's state in place.
+/// The replica survives its database (see `pg/reconnect.rs`): when a
+/// connection closes (the server restarted or went away) or cannot be
+/// opened (at start-up, the server is not up yet), the session in place
+/// — pools, listener, housekeeping, the engine if it led — is stopped and
+/// a fresh one opened after a backoff (`reconnect_first`, doubling up to
+/// `reconnect_max`; back to the first once a session connects), each
+/// retry logged with its reason. A leader that
+/// cannot renew stops firing at its grant's end on its own (the fence),
+/// and leads again only through a new election. Only errors waiting
+/// cannot fix (a wrong password, a bad schema name, a config the engine
+/// refuses) end the replica with an error.
 pub async fn run(
     cfg: ReplicaConfig,
     setup: Setup,
     clock: Arc<dyn Clock>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), RunError> {
+    let mut backoff = Backoff::new(cfg.reconnect_first, cfg.reconnect_max);
+    loop {
+        let (reason, connected) = match session(&cfg, &setup, clock.clone(), stop.clone()).await {
+            Ok(()) => return Ok(()),
+            Err(Ended::Fatal(e)) => return Err(e),
+            Err(Ended::Lost { reason, connected }) => (reason, connected),
+        };
+        if *stop.borrow() {
+            return Ok(());
+        }
+        // A session that got connected was a recovery: the backoff starts
+        // over, so a restart right after an outage is retried promptly
+        // (not after the long waits the outage had reached).
+        if connected {
+            backoff.reset();
+        }
+        let delay = backoff.next_delay();
+        tracing::warn!(
+            reason = %reason,
+            attempt = backoff.attempt,
+            retry_in_ms = delay.as_millis() as u64,
+            "the database is unavailable; retrying"
+        );
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = stop.changed() => return Ok(()),
+        }
+    }
+}
+
+/// Why a session ended without being asked to stop.
+enum Ended {
+    /// The database went away or is not reachable yet: open a new session.
+    Lost {
+        /// What failed.
+        reason: String,
+        /// Whether the session had connected (its queues and lease).
+        connected: bool,
+    },
+    /// Waiting cannot fix it: the replica ends with this error.
+    Fatal(RunError),
+}
+
+/// Sorts a backend error into [`Ended`].
+fn ended_by(what: &str, e: PgError) -> Ended {
+    if retryable(&e) {
+        Ended::Lost {
+            reason: format!("{what}: {e}"),
+            connected: false,
+        }
+    } else {
+        Ended::Fatal(RunError::Backend(format!("{what}: {e}")))
+    }
+}
+
+/// One session on the database: connects the queues (declaring the
+/// config's) and the lease, runs the pools, the listener, housekeeping
+/// and the bid, until `stop` (`Ok`) or a connection closes.
+async fn session(
+    cfg: &ReplicaConfig,
+    setup: &Setup,
+    clock: Arc<dyn Clock>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), Ended> {
     let queues = PgQueues::connect(&cfg.pg, cfg.driver.engine.clone())
         .await
-        .map_err(pg_error)?;
+        .map_err(|e| ended_by("opening the job queues", e))?;
     let queues = Arc::new(queues);
     for q in &setup.queues {
-        queues
-            .declare(q)
-            .await
-            .map_err(|e| RunError::Backend(format!("queue {}: {e}", q.name)))?;
+        queues.declare(q).await.map_err(|e| match e {
+            QueueError::Db(e) => ended_by(&format!("queue {}", q.name), e),
+            e @ QueueError::Refused(_) => {
+                Ended::Fatal(RunError::Backend(format!("queue {}: {e}", q.name)))
+            }
+        })?;
     }
     let lease = LeaderLease::connect(&cfg.pg, &cfg.name, &cfg.holder, cfg.lease, clock.clone())
         .await
-        .map_err(pg_error)?;
+        .map_err(|e| ended_by("opening the leader lease", e))?;
+    tracing::info!("connected to the database");
     // Everything below stops on this: the caller's stop, or a lost
     // connection.
     let (halt, halted) = watch::channel(false);
@@ -124,29 +207,36 @@ pub async fn run(
     }
     tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone()));
     tasks.spawn(maintain(queues.clone(), cfg.maintain_every, halted.clone()));
-    let bidding = bid(&cfg, &setup, lease, clock, halted);
+    let bidding = bid(cfg, setup, lease, clock, halted);
     tokio::pin!(bidding);
+    let mut lost = None;
     let ended = loop {
         tokio::select! {
             r = &mut bidding => break r,
             _ = stop.changed(), if !*halt.borrow() => {
                 let _ = halt.send(true);
             }
-            () = tokio::time::sleep(Duration::from_secs(1)), if !*halt.borrow() => {
+            () = tokio::time::sleep(Duration::from_millis(250)), if !*halt.borrow() => {
                 if queues.is_closed() {
                     let _ = halt.send(true);
-                    tracing::error!("the job queues' connection to the database closed; stopping");
+                    lost = Some("the job queues' connection to the database closed".to_owned());
                 }
             }
         }
     };
     let _ = halt.send(true);
     while tasks.join_next().await.is_some() {}
+    let lost_with = |reason: String| Ended::Lost {
+        reason: lost.clone().unwrap_or(reason),
+        connected: true,
+    };
     match ended {
-        Ok(()) if queues.is_closed() => Err(RunError::Backend(
-            "the connection to the database closed".into(),
+        Ok(()) if *stop.borrow() => Ok(()),
+        Ok(()) => Err(lost_with(
+            "the job queues' connection to the database closed".into(),
         )),
-        r => r,
+        Err(Ended::Lost { reason, .. }) => Err(lost_with(reason)),
+        Err(e) => Err(e),
     }
 }
 
@@ -157,7 +247,7 @@ async fn bid(
     mut lease: LeaderLease,
     clock: Arc<dyn Clock>,
     mut stop: watch::Receiver<bool>,
-) -> Result<(), RunError> {
+) -> Result<(), Ended> {
     // Four times per renew interval: a dead leader's lease is taken
     // within TTL + a quarter of a renew interval of its last renewal,
     // leaving the rest of the interval for loading the engine.
@@ -167,9 +257,10 @@ async fn bid(
             return Ok(());
         }
         if lease.is_closed() {
-            return Err(RunError::Backend(
-                "the leader lease's connection to the database closed".into(),
-            ));
+            return Err(Ended::Lost {
+                reason: "the leader lease's connection to the database closed".into(),
+                connected: true,
+            });
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {

@@ -53,9 +53,14 @@ impl Handle {
     }
 
     /// Removes a schedule (its in-flight jobs run on).
-    pub async fn remove_schedule(&self, name: &str) -> Result<(), CallError> {
+    /// Returns whether it existed (removing an unknown name is not an
+    /// error: the engine says `existed: false`, and so does this).
+    pub async fn remove_schedule(&self, name: &str) -> Result<bool, CallError> {
         let name = name.to_owned();
-        self.reply(Input::RemoveSchedule { name }).await.map(drop)
+        match self.reply(Input::RemoveSchedule { name }).await? {
+            Reply::ScheduleRemoved { existed } => Ok(existed),
+            other => unreachable!("remove replied {other:?}"),
+        }
     }
 
     /// Pauses a schedule: boundaries while paused are skipped (reason

@@ -1,13 +1,18 @@
 //! Reading a data directory that no daemon holds (`chime inspect`,
-//! `chime replay`): the store's snapshot and journal, never written to.
+//! `chime replay`): the store's snapshot and journal, never written to —
+//! not even a lock file ([`RedbStore::read_only`]), so a read-only
+//! directory or file system can be inspected.
 
-use super::{Recovered, RedbStore, Store, StoreError};
+use super::{Recovered, RedbStore, StoreError};
 use chime_core::{Engine, EngineConfig, Snapshot, journal};
 use std::path::{Path, PathBuf};
 
 /// Why a data directory could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum DataDirError {
+    /// The path names a file, not a directory.
+    #[error("{0} is not a directory (it is a file): name a chime data directory")]
+    NotADirectory(PathBuf),
     /// No store there (nothing is created: a typo must not make one).
     #[error("{0} holds no chime data (no chime.redb)")]
     Missing(PathBuf),
@@ -28,14 +33,16 @@ pub enum DataDirError {
 /// The snapshot to replay from (a fresh engine's when the store has none
 /// yet, with the daemon's default config) and the journal since it.
 pub fn read(dir: &Path) -> Result<(Snapshot, Recovered), DataDirError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(DataDirError::NotADirectory(dir.to_path_buf()));
+    }
     if !dir.join("chime.redb").is_file() {
         return Err(DataDirError::Missing(dir.to_path_buf()));
     }
-    let mut store = RedbStore::open(dir).map_err(|e| match e {
+    let rec = RedbStore::read_only(dir).map_err(|e| match e {
         StoreError::Locked { .. } => DataDirError::Locked(dir.to_path_buf()),
         other => DataDirError::Store(other),
     })?;
-    let rec = store.load().map_err(DataDirError::Store)?;
     let base = match &rec.snapshot {
         Some(s) => s.clone(),
         None => Engine::new(EngineConfig::default()).snapshot(),

@@ -91,6 +91,7 @@ impl RedbStore {
         backend: impl Fn(&Path) -> Result<B, StoreError>,
     ) -> Result<RedbStore, StoreError> {
         let io = |context: String| move |source| StoreError::Io { context, source };
+        not_a_file(dir)?;
         std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
         let lock_path = dir.join("chime.lock");
         let lock = OpenOptions::new()
@@ -154,6 +155,188 @@ impl RedbStore {
     }
 }
 
+/// Refuses a data directory path that names a file: `create_dir_all`
+/// would only say "File exists", which reads as if the directory were the
+/// problem's cure rather than its cause.
+fn not_a_file(dir: &Path) -> Result<(), StoreError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(StoreError::Io {
+            context: format!(
+                "data directory {} is not a directory (it is a file): name a directory, \
+                 which is created if missing",
+                dir.display()
+            ),
+            source: std::io::Error::from(std::io::ErrorKind::NotADirectory),
+        });
+    }
+    Ok(())
+}
+
+impl RedbStore {
+    /// The snapshot and journal of the store in `dir`, read without
+    /// writing anything there (`chime inspect`, `chime replay`): no lock
+    /// file is created and the database is opened read-only, so this works
+    /// on a read-only file system or directory. A daemon running on `dir`
+    /// is still detected ([`StoreError::Locked`]): its lock is tested with
+    /// a *shared* lock, which needs no write access.
+    ///
+    /// A store that was not shut down cleanly (a crash: the case `inspect`
+    /// exists for) needs redb's repair before it can be read, and a repair
+    /// writes. It is done on a copy in the system's temporary directory,
+    /// removed afterwards; the original is never touched.
+    pub fn read_only(dir: &Path) -> Result<Recovered, StoreError> {
+        let io = |context: String| move |source| StoreError::Io { context, source };
+        not_a_file(dir)?;
+        let lock_path = dir.join("chime.lock");
+        // Held until we return: a daemon starting meanwhile is refused.
+        let _lock = match File::open(&lock_path) {
+            Ok(lock) => {
+                match lock.try_lock_shared() {
+                    Ok(()) => {}
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(StoreError::Locked {
+                            dir: dir.to_path_buf(),
+                            lock: lock_path,
+                        });
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => {
+                        return Err(io(format!("locking {} (shared)", lock_path.display()))(e));
+                    }
+                }
+                Some(lock)
+            }
+            // Never opened by a daemon (it creates the lock file first).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(format!("opening {}", lock_path.display()))(e)),
+        };
+        let path = dir.join("chime.redb");
+        let opened = guard("opening the database", || {
+            match redb::Builder::new().open_read_only(&path) {
+                Ok(db) => Ok(Ok(db)),
+                Err(redb::DatabaseError::RepairAborted) => Ok(Err(())),
+                Err(redb::DatabaseError::DatabaseAlreadyOpen) => Err(StoreError::Locked {
+                    dir: dir.to_path_buf(),
+                    lock: lock_path.clone(),
+                }),
+                Err(e) => Err(e.into()),
+            }
+        })?;
+        match opened {
+            Ok(db) => read_all(&db),
+            Err(()) => {
+                let copy = ScratchCopy::of(&path)?;
+                let db = guard("repairing a copy of the database", || {
+                    Ok(redb::Builder::new().create(&copy.file)?)
+                })?;
+                read_all(&db)
+            }
+        }
+    }
+}
+
+/// A copy of a database file in a fresh temporary directory, removed on
+/// drop.
+struct ScratchCopy {
+    dir: std::path::PathBuf,
+    file: std::path::PathBuf,
+}
+
+impl ScratchCopy {
+    fn of(path: &Path) -> Result<ScratchCopy, StoreError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!("chime-read-{}-{nanos:x}", std::process::id()));
+        let fail = |what: &str| {
+            let context = format!(
+                "{} was not shut down cleanly; reading it needs a repair, made on a copy, \
+                 but {what} {} failed",
+                path.display(),
+                dir.display()
+            );
+            move |source| StoreError::Io { context, source }
+        };
+        // Private: the copy holds every payload of the store.
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).map_err(fail("creating"))?;
+        let copy = ScratchCopy {
+            file: dir.join("chime.redb"),
+            dir: dir.clone(),
+        };
+        std::fs::copy(path, &copy.file).map_err(fail("copying it to"))?;
+        // `copy` keeps the original's mode: a read-only original would
+        // give a copy the repair cannot open for writing.
+        let mut perms = std::fs::metadata(&copy.file)
+            .map_err(fail("reading the copy in"))?
+            .permissions();
+        #[allow(clippy::permissions_set_readonly_false)] // our own private copy
+        perms.set_readonly(false);
+        std::fs::set_permissions(&copy.file, perms).map_err(fail("making the copy writable in"))?;
+        Ok(copy)
+    }
+}
+
+impl Drop for ScratchCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The snapshot and every journal entry of an open database.
+fn read_all(db: &impl ReadableDatabase) -> Result<Recovered, StoreError> {
+    let snapshot = guard("loading the database", || snapshot_of(db))?;
+    let mut entries = Vec::new();
+    entries_of(db, &mut |e| entries.push(e))?;
+    Ok(Recovered { snapshot, entries })
+}
+
+fn snapshot_of(db: &impl ReadableDatabase) -> Result<Option<Snapshot>, StoreError> {
+    let tx = db.begin_read()?;
+    let meta = tx.open_table(META)?;
+    match meta.get("snapshot")? {
+        Some(v) => Ok(Some(
+            Snapshot::from_json(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Feeds every journal entry to `each`, in order; how many.
+fn entries_of(
+    db: &impl ReadableDatabase,
+    each: &mut dyn FnMut(JournalEntry),
+) -> Result<u64, StoreError> {
+    const WHAT: &str = "loading the database";
+    let tx = guard(WHAT, || Ok(db.begin_read()?))?;
+    let table = guard(WHAT, || Ok(tx.open_table(JOURNAL)?))?;
+    let mut rows = guard(WHAT, || Ok(table.iter()?))?;
+    // Parsed row by row, line by line, as read: no copy of the whole
+    // journal into one text, nor a vector of every entry. Only redb's
+    // calls run under `guard`: a panic in `each` is not the file's.
+    let mut line = 0;
+    let mut count = 0;
+    loop {
+        let row = guard(WHAT, || match rows.next() {
+            Some(r) => Ok(Some(r?.1)),
+            None => Ok(None),
+        })?;
+        let Some(row) = row else { break };
+        for l in row.value().lines() {
+            line += 1;
+            if l.trim().is_empty() {
+                continue;
+            }
+            let entry = serde_json::from_str(l)
+                .map_err(|e| StoreError::Corrupt(format!("invalid_journal: line {line}: {e}")))?;
+            each(entry);
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
 /// Entries in a journal row (its non-blank lines).
 fn lines(row: &str) -> u64 {
     row.lines().filter(|l| !l.trim().is_empty()).count() as u64
@@ -187,19 +370,6 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, 
     })
 }
 
-impl RedbStore {
-    fn snapshot_unguarded(&self) -> Result<Option<Snapshot>, StoreError> {
-        let tx = self.db.begin_read()?;
-        let meta = tx.open_table(META)?;
-        match meta.get("snapshot")? {
-            Some(v) => Ok(Some(
-                Snapshot::from_json(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            )),
-            None => Ok(None),
-        }
-    }
-}
-
 impl Store for RedbStore {
     fn load(&mut self) -> Result<Recovered, StoreError> {
         let snapshot = self.load_snapshot()?;
@@ -209,38 +379,11 @@ impl Store for RedbStore {
     }
 
     fn load_snapshot(&mut self) -> Result<Option<Snapshot>, StoreError> {
-        guard("loading the database", || self.snapshot_unguarded())
+        guard("loading the database", || snapshot_of(&self.db))
     }
 
     fn for_each_entry(&mut self, each: &mut dyn FnMut(JournalEntry)) -> Result<u64, StoreError> {
-        const WHAT: &str = "loading the database";
-        let tx = guard(WHAT, || Ok(self.db.begin_read()?))?;
-        let table = guard(WHAT, || Ok(tx.open_table(JOURNAL)?))?;
-        let mut rows = guard(WHAT, || Ok(table.iter()?))?;
-        // Parsed row by row, line by line, as read: no copy of the whole
-        // journal into one text, nor a vector of every entry. Only redb's
-        // calls run under `guard`: a panic in `each` is not the file's.
-        let mut line = 0;
-        let mut count = 0;
-        loop {
-            let row = guard(WHAT, || match rows.next() {
-                Some(r) => Ok(Some(r?.1)),
-                None => Ok(None),
-            })?;
-            let Some(row) = row else { break };
-            for l in row.value().lines() {
-                line += 1;
-                if l.trim().is_empty() {
-                    continue;
-                }
-                let entry = serde_json::from_str(l).map_err(|e| {
-                    StoreError::Corrupt(format!("invalid_journal: line {line}: {e}"))
-                })?;
-                each(entry);
-                count += 1;
-            }
-        }
-        Ok(count)
+        entries_of(&self.db, each)
     }
 
     fn append(&mut self, entries: &[JournalEntry]) -> Result<(), StoreError> {

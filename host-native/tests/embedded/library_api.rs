@@ -69,7 +69,10 @@ async fn a_service_embeds_chime_through_the_builder_and_typed_calls() {
     .unwrap();
     let next = h.upsert_schedule(every_hour).await.unwrap().unwrap();
     assert_eq!(next.as_millis(), T0 + 3_600_000);
-    h.remove_schedule("hourly").await.unwrap();
+    // Whether it existed, as the engine says (field report, issue 21:
+    // this was dropped).
+    assert!(h.remove_schedule("hourly").await.unwrap());
+    assert!(!h.remove_schedule("hourly").await.unwrap());
     let err = h.trigger("hourly").await.unwrap_err();
     assert_eq!(err.code(), "unknown_schedule", "{err}");
     // Bad input is refused with a typed error and changes nothing.

@@ -14,6 +14,7 @@ mod clock_jump;
 mod driver;
 mod healthz;
 mod http_api;
+mod http_methods;
 mod http_worker;
 mod library_api;
 mod metrics;

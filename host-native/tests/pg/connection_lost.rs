@@ -1,8 +1,9 @@
 //! A replica whose database connections are cut (the server restarted,
-//! a proxy dropped them) stops and exits non-zero for its supervisor to
-//! start a fresh one, instead of running on with handles that can only
-//! fail: a real `chime run` process with a `[database]` table in its
-//! config, its backends terminated with `pg_terminate_backend`.
+//! a proxy dropped them) stays up: it drops the session whose handles can
+//! only fail, opens a new one (logging the retry and its reason) and fires
+//! again, instead of exiting: a real `chime run` process with a
+//! `[database]` table in its config, its backends terminated with
+//! `pg_terminate_backend`.
 
 use crate::pg_support;
 
@@ -12,6 +13,9 @@ use std::time::{Duration, Instant};
 const CONFIG: &str = r#"
 [[queue]]
 name = "ticks"
+# A job whose outcome was lost with the connection is rescued this soon
+# (until then the `skip` overlap policy skips the boundaries).
+leaseMs = 2000
 
 [[schedule]]
 name = "tick"
@@ -24,7 +28,7 @@ command = ["true"]
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replica_exits_when_its_connections_are_cut() {
+async fn a_replica_reconnects_when_its_connections_are_cut() {
     let Some(pg) = pg_support::config("conn_lost") else {
         return;
     };
@@ -93,22 +97,61 @@ async fn a_replica_exits_when_its_connections_are_cut() {
         cut >= 4,
         "queues, lease, listener and store connections: {cut}"
     );
+    // Not an exit: a new session, and fires from it.
+    let cut_at: i64 = c
+        .query_one(
+            "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
     let t = Instant::now();
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if t.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
             panic!(
-                "the replica ran on without its connections:\n{}",
+                "the replica exited ({status}) when its connections were cut:\n{}",
                 std::fs::read_to_string(&log).unwrap()
             );
         }
+        let n: i64 = c
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM \"{s}\".chime_fires
+                     WHERE floor(extract(epoch FROM created_at) * 1000)::bigint > $1"
+                ),
+                &[&cut_at],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if n > 0 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no fire after the connections were cut:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    }
+    eprintln!("fires resumed {} ms after the cut", t.elapsed().as_millis());
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(!status.success(), "exit status {status}:\n{text}");
-    assert!(text.contains("closed"), "{text}");
+    assert!(
+        text.contains("closed") && text.contains("retrying"),
+        "the log does not say what closed and that it retried:\n{text}"
+    );
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "SIGTERM: {status}:\n{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
     pg_support::drop_schema(&pg).await;
 }

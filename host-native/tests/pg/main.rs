@@ -13,6 +13,7 @@ mod backends;
 mod pg_support;
 
 mod connection_lost;
+mod db_restart;
 mod driver;
 mod failover;
 mod fire_delivery;
@@ -24,3 +25,4 @@ mod queue_conformance;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;
+mod wrong_password;

@@ -61,3 +61,4 @@ mod validate_enqueue_bounds;
 mod validate_header_bounds;
 mod validate_input;
 mod validate_queue_config_bounds;
+mod validate_spec_checks;
