@@ -73,6 +73,7 @@ export interface ReplyKinds {
   releaseLease: 'leaseReleased';
   recover: 'recovered';
   stop: 'stopping';
+  enqueueOutbox: 'enqueued';
 }
 export type InputKind = keyof ReplyKinds;
 /** The tags of a wire union: its strings and its objects' keys. */

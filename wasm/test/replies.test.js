@@ -52,10 +52,11 @@ test('every input kind replies with the tag ReplyKinds gives it', () => {
   h(T0 + HOUR, { removeSchedule: { name: 's' } });
   h(T0 + HOUR, 'stop');
   h(T0 + HOUR, 'recover');
+  h(T0 + HOUR, { enqueueOutbox: { queue: '__chime_outbox:mail', payload: { to: 'a' } } });
   // Leadership: an engine that is not standalone.
   const follower = new Engine({ standalone: false });
   seen.leadership = tagOfReply(follower.handle(T0, { leadership: { epoch: 1, validUntil: T0 + HOUR } }));
 
-  assert.equal(Object.keys(KINDS).length, 23);
+  assert.equal(Object.keys(KINDS).length, 24);
   assert.deepEqual(seen, KINDS);
 });

@@ -277,7 +277,7 @@ impl Engine {
                 let (created, changed) = self.queues.declare(cfg, limits)?;
                 Ok(Reply::QueueDeclared { created, changed })
             }
-            Input::Enqueue(req) => {
+            Input::Enqueue(req) | Input::EnqueueOutbox(req) => {
                 let done = self.queues.enqueue(now, req, None, limits, out)?;
                 out.extend(done.wake);
                 Ok(Reply::Enqueued {

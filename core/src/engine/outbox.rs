@@ -63,7 +63,7 @@ impl Outbox {
     pub fn enqueue(&self, payload: Payload, key: Option<String>) -> Input {
         let mut req = EnqueueRequest::new(self.queue.clone(), payload);
         req.key = key;
-        Input::Enqueue(req)
+        Input::EnqueueOutbox(req)
     }
 
     /// The input that leases one message to `worker`.
@@ -189,5 +189,24 @@ mod tests {
             }
         );
         assert_eq!(e.queue_stats(ob.queue()).unwrap().totals.completed, 1);
+    }
+
+    /// Only the outbox's own input adds to its queue: a plain `Enqueue` by
+    /// the derived name is `reserved_name`, an `EnqueueOutbox` to a user
+    /// queue is `invalid_input`, and neither changes anything.
+    #[test]
+    fn only_the_outbox_enqueues_to_its_queue() {
+        let mut e = Engine::new(EngineConfig::default());
+        let ob = Outbox::new("mail").unwrap();
+        let plain = Input::Enqueue(EnqueueRequest::new(ob.queue(), Payload::default()));
+        let err = e.handle(t(0), plain).unwrap_err();
+        assert_eq!((err.code(), err.field()), ("reserved_name", Some("queue")));
+        let stray = Input::EnqueueOutbox(EnqueueRequest::new("emails", Payload::default()));
+        let err = e.handle(t(0), stray).unwrap_err();
+        assert_eq!((err.code(), err.field()), ("invalid_input", Some("queue")));
+        assert_eq!(e.queue_names().count(), 0, "nothing declared");
+        e.handle(t(0), ob.enqueue(Payload::default(), None))
+            .unwrap();
+        assert_eq!(e.queue_stats(ob.queue()).unwrap().available, 1);
     }
 }

@@ -100,7 +100,14 @@ pub(crate) fn prepare(
             }
         }
         Input::DeclareQueue(cfg) => check_queue_config(cfg, limits)?,
-        Input::Enqueue(req) => check_enqueue(req, limits)?,
+        Input::Enqueue(req) => {
+            check_enqueue(req, limits)?;
+            name::user_queue(&req.queue)?
+        }
+        Input::EnqueueOutbox(req) => {
+            check_enqueue(req, limits)?;
+            name::outbox_queue(&req.queue)?
+        }
         Input::Claim {
             queue,
             worker,

@@ -189,6 +189,12 @@ pub enum Input {
     /// `stopping`, and `Claim` returns no jobs. Running jobs may still
     /// heartbeat, complete and fail. The next [`Input::Recover`] ends it.
     Stop,
+    /// Records an outbox message: an enqueue to a derived
+    /// `__chime_outbox:<name>` queue (built by `Outbox::enqueue`). Only this
+    /// input may add jobs there: a plain [`Input::Enqueue`] to a reserved
+    /// queue is `reserved_name`, so user code cannot slip jobs into an
+    /// outbox by its name; workers claim from it like from any queue.
+    EnqueueOutbox(EnqueueRequest),
 }
 
 /// Arguments of [`Input::Enqueue`].

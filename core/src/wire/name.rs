@@ -46,6 +46,29 @@ pub(crate) fn queue_name(queue: &str, limits: &Limits) -> Result<(), Error> {
     }
 }
 
+/// A queue a plain `Enqueue` may add to: not a derived outbox queue (those
+/// take `EnqueueOutbox`, so a user's enqueue never lands in an outbox).
+pub(crate) fn user_queue(queue: &str) -> Result<(), Error> {
+    if queue.starts_with(OUTBOX_PREFIX) {
+        return Err(Error::ReservedName {
+            what: "queue",
+            name: queue.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// The queue of an `EnqueueOutbox`: a derived outbox queue.
+pub(crate) fn outbox_queue(queue: &str) -> Result<(), Error> {
+    if queue.starts_with(OUTBOX_PREFIX) {
+        return Ok(());
+    }
+    Err(Error::InvalidInput {
+        field: "queue",
+        message: format!("{queue:?} is not an outbox queue ({OUTBOX_PREFIX}<name>)"),
+    })
+}
+
 fn check_chars(what: &'static str, name: &str, max_chars: usize) -> Result<(), Error> {
     let invalid = |why| Error::InvalidName {
         what,

@@ -37,6 +37,7 @@ pub(super) const INPUT_VARIANTS: &[&str] = &[
     "releaseLease",
     "recover",
     "stop",
+    "enqueueOutbox",
 ];
 
 /// The arguments of every struct variant of [`Input`], in one builder: a
@@ -114,7 +115,7 @@ macro_rules! variant {
 
 /// Struct variants by index in [`INPUT_VARIANTS`] (unit and newtype
 /// variants have none).
-static ARGS: [Option<ArgShape>; 23] = [
+static ARGS: [Option<ArgShape>; 24] = [
     None,
     None,
     None,
@@ -214,6 +215,7 @@ static ARGS: [Option<ArgShape>; 23] = [
         [Name, Token],
         0
     )),
+    None,
     None,
     None,
 ];
@@ -377,6 +379,11 @@ impl<'de> Visitor<'de> for InputVisitor {
             22 => {
                 access.unit_variant()?;
                 Ok(Input::Stop)
+            }
+            23 => {
+                let mut b = EnqueueRequestB::default();
+                access.newtype_variant_seed(Seed(Slot::Rec(&mut b)))?;
+                Ok(Input::EnqueueOutbox(Nested::built(&mut b).expect("read")))
             }
             v => {
                 let mut b = InputArgs {

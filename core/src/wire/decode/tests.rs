@@ -25,6 +25,8 @@ const INPUTS: &[&str] = &[
     r#""recover""#,
     r#""stop""#,
     r#"{"stop":null}"#,
+    r#"{"enqueueOutbox":{"queue":"__chime_outbox:mail","payload":{"to":"a"},"key":"k"}}"#,
+    r#"{"enqueueOutbox":{"queue":"__chime_outbox:mail","bogus":1}}"#,
     r#"{"declareQueue":{"name":"q","mode":"external","leaseMs":5,"maxAttempts":2,"backoff":{"baseMs":1,"capMs":2},"deadLetter":false,"retention":{"completedMax":1,"completedMs":2},"dedupWindowMs":3}}"#,
     r#"{"upsertSchedule":{"name":"s","spec":"@every 1s","tz":"UTC","dst":{"gap":"skip","fold":"last"},"target":{"queue":"q","payload":{"a":[1,2.50]},"priority":-3,"maxAttempts":4,"headers":{"h":"v"}},"jitterMs":5,"startAt":1,"endAt":2,"maxFires":3,"paused":true,"overlap":"buffer_one","catchup":{"windowMs":1,"max":2}}}"#,
     r#"{"removeSchedule":{"name":"s"}}"#,
@@ -171,6 +173,7 @@ fn tables_cover_every_variant() {
             Input::ReleaseLease { .. } => "releaseLease",
             Input::Recover => "recover",
             Input::Stop => "stop",
+            Input::EnqueueOutbox(_) => "enqueueOutbox",
         }
     }
     let mut seen = Vec::new();
