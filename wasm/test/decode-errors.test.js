@@ -127,7 +127,7 @@ const expected = {
   "handle.unknownVariant": {
     "code": "invalid_input",
     "field": "input",
-    "message": "invalid_input: input: unknown variant `advanc`, expected one of `advance`, `declareQueue`, `upsertSchedule`, `removeSchedule`, `pauseSchedule`, `resumeSchedule`, `triggerSchedule`, `backfill`, `enqueue`, `claim`, `heartbeat`, `complete`, `fail`, `cancelJob`, `redrive`, `purgeDead`, `fireSettled`, `leadership`, `acquireLease`, `renewLease`, `releaseLease`, `recover`, `stop` at line 1 column 8"
+    "message": "invalid_input: input: unknown variant `advanc`, expected one of `advance`, `declareQueue`, `upsertSchedule`, `removeSchedule`, `pauseSchedule`, `resumeSchedule`, `triggerSchedule`, `backfill`, `enqueue`, `claim`, `heartbeat`, `complete`, `fail`, `cancelJob`, `redrive`, `purgeDead`, `fireSettled`, `leadership`, `acquireLease`, `renewLease`, `releaseLease`, `recover`, `stop`, `enqueueOutbox` at line 1 column 8"
   },
   "handle.floatForU32": {
     "code": "invalid_input",
