@@ -366,7 +366,11 @@ export interface FailedEvent extends JobEventBase {
   retryAt: number | null;
 }
 export interface DeadEvent extends JobEventBase {
+  /** The last attempt (as `attempts`: the attempts made). */
+  attempt: number;
   attempts: number;
+  /** Of the last attempt, when this scheduler ran it (else null). */
+  durationMs: number | null;
   /** `exhausted` or `interrupted` (beyond `maxInterruptions`). */
   reason: string;
   /** The last failure text. */

@@ -54,7 +54,7 @@ export function eventsOf(cmd, engine, fires, finishing) {
       const out = [];
       // The last attempt failed (not an interruption): a `failed` without retry first.
       if (ev.reason === 'exhausted') out.push(['failed', { job: ev.job, queue: ev.queue, attempt, durationMs: mine?.durationMs ?? null, error: error ?? '', retryAt: null, fire }]);
-      if (ev.kind === 'job_dead') out.push(['dead', { job: ev.job, queue: ev.queue, attempts: ev.attempts, reason: ev.reason, error, fire }]);
+      if (ev.kind === 'job_dead') out.push(['dead', { job: ev.job, queue: ev.queue, attempt, attempts: ev.attempts, durationMs: mine?.durationMs ?? null, reason: ev.reason, error, fire }]);
       else out.push(['dropped', { job: ev.job, queue: ev.queue, reason: ev.reason, error, fire }]);
       return out;
     }

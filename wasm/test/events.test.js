@@ -57,7 +57,7 @@ test('events: fired, failed (with retry time), completed and dead carry queue, a
   await clock.advance(250 + 1000 + 250);
   const last = of(log, 'failed').filter((f) => f.job === job);
   assert.deepEqual(last.map((f) => [f.attempt, f.error, f.retryAt === null, f.durationMs]), [[1, 'boom 1', false, 250], [2, 'boom 2', true, 250]]);
-  assert.deepEqual(of(log, 'dead'), [{ job, queue: 'work', attempts: 2, reason: 'exhausted', error: 'boom 2', fire: null }]);
+  assert.deepEqual(of(log, 'dead'), [{ job, queue: 'work', attempt: 2, attempts: 2, durationMs: 250, reason: 'exhausted', error: 'boom 2', fire: null }]);
   const enqueued = jobs.find((j) => j.id === job);
   assert.deepEqual([enqueued.nominal, enqueued.dueAt, enqueued.firedAt, enqueued.fire], [null, null, null, null]);
   assert.deepEqual(of(log, 'error'), []);
