@@ -232,7 +232,7 @@ export class Scheduler {
     // the native daemon does; the first input of every start.
     if (!this.#store.shared) await this.#apply('recover').done;
     const replies = new Map();
-    for (const [name, upsertSchedule] of this.#declared) replies.set(name, this.#apply({ upsertSchedule }).reply);
+    for (const [name, upsertSchedule] of this.#declared) replies.set(name, this.#apply({ upsertSchedule }));
     const pruned = [];
     if (prune) {
       for (const name of this.#engine.scheduleNames()) {
@@ -241,7 +241,12 @@ export class Scheduler {
         pruned.push(name);
       }
     }
-    await this.#scheduleCommit();
+    try {
+      await this.#scheduleCommit();
+    } catch (e) {
+      this.#settleWaiting(null, e);
+      throw e;
+    }
     this.#settleWaiting(replies, null);
     this.#arm();
     for (const queue of this.#handlers.keys()) this.#pump(queue);
@@ -290,8 +295,9 @@ export class Scheduler {
     const waiting = this.#waiting;
     this.#waiting = [];
     for (const w of waiting) {
-      if (replies?.has(w.name)) w.resolve(replies.get(w.name));
-      else w.reject(error ?? new ChimeError('not_started', 'start() failed'));
+      const r = replies?.get(w.name);
+      if (r && !r.error) w.resolve(r.reply);
+      else w.reject(r?.error ?? error ?? new ChimeError('not_started', 'start() failed'));
     }
   }
 
