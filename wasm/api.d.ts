@@ -6,6 +6,7 @@
 // index.d.ts (node: adds FileStore), index.browser.d.ts and index.init.d.ts
 // (adds init) re-export this file.
 import type {
+  CancelReason,
   Claimed,
   Command as WireCommand,
   DstNote,
@@ -13,12 +14,14 @@ import type {
   EngineConfig,
   Headers,
   EnqueueRequest,
+  FireReason,
   Input,
   JobInfo,
   QueueStats,
   Reply as WireReply,
   ScheduleDef,
   ScheduleInfo,
+  SkipReason,
 } from './types/wire.js';
 
 export type * from './types/wire.js';
@@ -100,6 +103,8 @@ export class ChimeError extends Error {
   readonly code: string;
   /** The input field concerned (camelCase), when there is one. */
   readonly field?: string;
+  /** `store_locked`: the pid of the process holding the directory. */
+  readonly pid?: number;
 }
 
 export interface SpecQuery {
@@ -281,6 +286,15 @@ export interface Job<P = unknown> {
   attempt: number;
   /** The fire that created the job, e.g. `backup@1767229200000`. */
   fire: Claimed['fire'];
+  /** The fire's grid boundary (ms); null for a job not made by a fire. */
+  nominal: number | null;
+  /**
+   * When the fire was due (nominal plus jitter) and when it fired (ms);
+   * null for a job not made by a fire, and for one whose fire this
+   * scheduler did not see (made before the last snapshot of a restart).
+   */
+  dueAt: number | null;
+  firedAt: number | null;
   /** Aborted on timeout, cancellation, lost lease or stop. */
   signal: AbortSignal;
 }
@@ -312,6 +326,96 @@ type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] ext
 type Assert<T extends true> = T;
 type EnqueueOptionsMatchWire = Assert<SameKeys<EnqueueOptions, Omit<EnqueueRequest, 'queue' | 'payload'>>>;
 
+/** `scheduler.on('fired', …)`: a schedule fired (also on external queues: `job` null). */
+export interface FiredEvent {
+  schedule: string;
+  nominal: number;
+  dueAt: number;
+  firedAt: number;
+  fireId: string;
+  reason: FireReason;
+  queue: string;
+  /** The job it made in a local queue. */
+  job: number | null;
+}
+/** Boundaries skipped: one per schedule, reason and advance. */
+export interface SkippedEvent {
+  schedule: string;
+  reason: SkipReason;
+  count: number;
+  /** The first and last skipped boundary (ms). */
+  first: number;
+  last: number;
+}
+interface JobEventBase {
+  job: number;
+  queue: string;
+  /** The fire that made the job, or null. */
+  fire: string | null;
+}
+export interface CompletedEvent extends JobEventBase {
+  attempt: number | null;
+  /** From the handler's start to its end (clock ms); null when not run by this scheduler. */
+  durationMs: number | null;
+}
+/** An attempt failed (a handler's error, a timeout, or `lease_expired`). */
+export interface FailedEvent extends JobEventBase {
+  attempt: number | null;
+  durationMs: number | null;
+  error: string;
+  /** When it runs again; null when it does not (a `dead` or `dropped` follows). */
+  retryAt: number | null;
+}
+export interface DeadEvent extends JobEventBase {
+  /** The last attempt (as `attempts`: the attempts made). */
+  attempt: number;
+  attempts: number;
+  /** Of the last attempt, when this scheduler ran it (else null). */
+  durationMs: number | null;
+  /** `exhausted` or `interrupted` (beyond `maxInterruptions`). */
+  reason: string;
+  /** The last failure text. */
+  error: string | null;
+}
+export interface DroppedEvent extends JobEventBase {
+  /** `exhausted`, `interrupted` or `dead_letter_limit`. */
+  reason: string;
+  error: string | null;
+}
+export interface CancelledEvent extends JobEventBase {
+  reason: CancelReason;
+}
+/** A claimed attempt was cut short by a crash or a stop past its grace: it runs again under the same number. */
+export interface InterruptedEvent extends JobEventBase {
+  attempt: number;
+  interruptions: number;
+}
+/** A listener threw (`source: 'listener'`, `event` its event) or persistence failed (the scheduler stopped). */
+export interface ErrorEvent {
+  error: unknown;
+  source: 'listener' | 'persistence';
+  event?: Exclude<SchedulerEventName, 'error'>;
+}
+/** The payload of each `Scheduler` event. */
+export interface SchedulerEvents {
+  fired: FiredEvent;
+  skipped: SkippedEvent;
+  completed: CompletedEvent;
+  failed: FailedEvent;
+  dead: DeadEvent;
+  dropped: DroppedEvent;
+  cancelled: CancelledEvent;
+  interrupted: InterruptedEvent;
+  error: ErrorEvent;
+}
+export type SchedulerEventName = keyof SchedulerEvents;
+export type SchedulerListener<E extends SchedulerEventName> = (payload: SchedulerEvents[E]) => void | Promise<void>;
+
+/** What `start()` did besides loading: the schedules `prune` removed. */
+export interface StartResult {
+  pruned: string[];
+}
+
 export type CronOptions = Partial<Omit<ScheduleDef, 'name' | 'spec' | 'target'>> &
   WorkerOptions & { queue?: string; payload?: unknown };
 
@@ -324,14 +428,24 @@ export interface SchedulerOptions {
   snapshotEvery?: number;
   onCommand?: (cmd: Command) => void;
   onError?: (e: unknown) => void;
+  /** Default of `start({ prune })` (default false). */
+  prune?: boolean;
 }
 
 export class Scheduler {
   constructor(opts?: SchedulerOptions);
   /** For getters only; inputs go through `handle`. */
   readonly engine: Engine;
-  /** Loads the store, releases the claims of the last run as interrupted (`recover`), arms the timer. */
-  start(): Promise<void>;
+  /**
+   * Loads the store, releases the claims of the last run as interrupted
+   * (`recover`), applies the `cron()`/`every()` declarations made so far,
+   * with `prune` removes every other stored schedule, arms the timer.
+   * A declaration the engine refuses rejects it, and nothing changes.
+   */
+  start(opts?: { prune?: boolean }): Promise<StartResult>;
+  /** Listens to an event; emitted once the input behind it is durable. A throwing listener is reported via `error`. */
+  on<E extends SchedulerEventName>(event: E, fn: SchedulerListener<E>): this;
+  off<E extends SchedulerEventName>(event: E, fn: SchedulerListener<E>): this;
   /**
    * Nothing new fires or is claimed from the first moment (`stop`); running
    * handlers get `graceMs` (default 10 s); the rest are interrupted and run
@@ -339,8 +453,16 @@ export class Scheduler {
    */
   stop(opts?: { graceMs?: number }): Promise<void>;
   worker<P = unknown>(queue: string, fn: Handler<P>, opts?: WorkerOptions): this;
+  /**
+   * A schedule `name` whose fires run `fn` on a queue of the same name.
+   * Before `start()` it declares the schedule (start applies it, and
+   * `prune` keeps it) and resolves once start did; after, it applies it now.
+   */
   cron<P = unknown>(name: string, spec: string, fn: Handler<P>): Promise<ReplyOf<'upsertSchedule'>>;
   cron<P = unknown>(name: string, spec: string, opts: CronOptions, fn: Handler<P>): Promise<ReplyOf<'upsertSchedule'>>;
+  /** `cron(name, '@every …')`: `interval` in ms or a duration such as `15m`. */
+  every<P = unknown>(name: string, interval: number | string, fn: Handler<P>): Promise<ReplyOf<'upsertSchedule'>>;
+  every<P = unknown>(name: string, interval: number | string, opts: CronOptions, fn: Handler<P>): Promise<ReplyOf<'upsertSchedule'>>;
   enqueue(queue: string, payload: unknown, opts?: EnqueueOptions): Promise<{ job: number; deduplicated: boolean }>;
   /** Any engine input at the clock's now; resolves with the reply once durable. */
   handle(input: InputOf<'advance'>): Promise<ReplyOf<'advance'>>;

@@ -19,7 +19,7 @@ const haveChromium = fs.existsSync(CHROMIUM);
 if (!haveChromium && process.env.CHIME_REQUIRE_BROWSER === '1') throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
 
 /** The Node examples of the READMEs and docs/javascript.md (all in the tarball). */
-const NODE_EXAMPLES = ['preview', 'engine', 'scheduler', 'quickstart', 'errors', 'node-worker'];
+const NODE_EXAMPLES = ['preview', 'engine', 'scheduler', 'quickstart', 'errors', 'node-worker', 'events'];
 
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { cwd: APP, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000, ...opts });
 
@@ -76,6 +76,10 @@ test('the Node examples print what their comments say', () => {
   const out = (ex) => run(process.execPath, [path.join(APP, 'dist', 'examples', `${ex}.js`)], { cwd: fs.mkdtempSync(path.join(os.tmpdir(), 'chime-out-')) });
   assert.match(out('engine'), /^backup@1767229200000\n1767232800000\ntrue\n$/);
   assert.match(out('errors'), /^unknown_schedule schedule\nfreed\n$/);
+  const events = out('events');
+  assert.match(events, /^removed schedules: \[\]\n/);
+  assert.match(events, /\nfired heartbeat@\d+ \(scheduled\), \d+ ms after due\n/);
+  assert.match(events, /\nheartbeat heartbeat@\d+, attempt 1, due \d+, fired \d+\n/);
   const preview = out('preview');
   assert.match(preview, /shiftedFromGap/);
   assert.match(preview, /invalid_spec spec invalid_spec: unknown day-of-week name "FRU" at field 5, column 13/);

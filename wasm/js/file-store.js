@@ -9,16 +9,28 @@
 // starts journal g+1: a crash at any point leaves either the old snapshot
 // with its journal or the new one with an empty journal, never a journal
 // replayed on a snapshot that already contains it.
+//
+// One process at a time: `load` takes the directory's lock (`lock`, see
+// DirLock below) and `close` releases it, as the daemon locks its data
+// directory. Two schedulers on one journal would both fire every boundary.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ChimeError } from './errors.js';
 
 export class FileStore {
   #dir;
   #gen = 0;
   #fd = null;
+  #lock = null;
 
   constructor(dir) {
     this.#dir = dir;
+  }
+
+  /** The directory. */
+  get dir() {
+    return this.#dir;
   }
 
   #journalPath(gen) {
@@ -27,6 +39,8 @@ export class FileStore {
 
   load() {
     fs.mkdirSync(this.#dir, { recursive: true });
+    // Before reading anything: another process may be appending.
+    if (!this.#lock) this.#lock = DirLock.acquire(this.#dir);
     let snapshot = null;
     const snapPath = path.join(this.#dir, 'snapshot.json');
     if (fs.existsSync(snapPath)) {
@@ -77,6 +91,133 @@ export class FileStore {
   close() {
     if (this.#fd !== null) fs.closeSync(this.#fd);
     this.#fd = null;
+    this.#lock?.release();
+    this.#lock = null;
+  }
+}
+
+/**
+ * The directory's lock: a file `lock` holding `{pid, host, start}` of its
+ * holder (Node has no flock). Taken by `link(2)` of a complete temporary
+ * file, which fails if `lock` exists: a reader never sees a half-written
+ * lock. A lock whose holder is gone is stale and taken over: its pid is
+ * not running, or (Linux) runs with another start time than the one
+ * recorded (the pid was reused after a crash). Taking over is serialized
+ * by a second lock (`lock.break`, short-lived), and `lock` is removed only
+ * if it still holds the stale content. A lock of another host (a shared
+ * file system) cannot be checked and counts as held.
+ */
+class DirLock {
+  #path;
+  #text;
+
+  constructor(file, text) {
+    this.#path = file;
+    this.#text = text;
+  }
+
+  static acquire(dir) {
+    const file = path.join(dir, 'lock');
+    const text = JSON.stringify({ pid: process.pid, host: os.hostname(), start: startTime(process.pid) });
+    const tmp = path.join(dir, `lock.${process.pid}.tmp`);
+    fs.writeFileSync(tmp, text);
+    try {
+      for (let tries = 0; tries < 20; tries++) {
+        if (tryLink(tmp, file)) {
+          syncDir(dir);
+          return new DirLock(file, text);
+        }
+        const held = readLock(file);
+        if (held === null) continue; // released meanwhile: try again
+        if (alive(held.holder)) throw locked(dir, held.holder);
+        // Stale: break it, one breaker at a time.
+        const brk = path.join(dir, 'lock.break');
+        if (!tryLink(tmp, brk)) {
+          const breaker = readLock(brk);
+          if (breaker && !alive(breaker.holder)) fs.rmSync(brk, { force: true }); // a breaker that crashed
+          continue;
+        }
+        try {
+          if (readLock(file)?.text === held.text) fs.rmSync(file, { force: true });
+        } finally {
+          fs.rmSync(brk, { force: true });
+        }
+      }
+      throw new ChimeError('store_locked', `store_locked: could not take the lock of ${dir} (contended)`, 'dir');
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  }
+
+  /** Removes the lock file if it is still this one's. */
+  release() {
+    if (readLock(this.#path)?.text === this.#text) fs.rmSync(this.#path, { force: true });
+  }
+}
+
+function locked(dir, holder) {
+  const where = holder.host === os.hostname() ? '' : ` on host ${holder.host}`;
+  const e = new ChimeError(
+    'store_locked',
+    `store_locked: ${dir} is in use by process ${holder.pid}${where} (its lock file ${path.join(dir, 'lock')}); one process per FileStore directory`,
+    'dir',
+  );
+  e.pid = holder.pid;
+  return e;
+}
+
+function tryLink(from, to) {
+  try {
+    fs.linkSync(from, to);
+    return true;
+  } catch (e) {
+    if (e.code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+/** `{text, holder}` of a lock file, or null if there is none. */
+function readLock(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  }
+  let holder;
+  try {
+    holder = JSON.parse(text);
+  } catch {
+    holder = null;
+  }
+  // Not ours (an older or foreign file): a holder that cannot be alive.
+  if (!holder || !Number.isInteger(holder.pid)) holder = { pid: 0, host: os.hostname(), start: null };
+  return { text, holder };
+}
+
+/** Whether the holder may still run: the pid lives (with its start time, where known). */
+function alive({ pid, host, start }) {
+  if (host !== os.hostname()) return true;
+  if (!(pid > 0)) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if (e.code === 'ESRCH') return false;
+    // EPERM: another user's process.
+  }
+  const now = startTime(pid);
+  return start === null || now === null || now === start;
+}
+
+/** A process's start time (clock ticks since boot, /proc/<pid>/stat field 22), or null off Linux. */
+function startTime(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }
 

@@ -3,6 +3,8 @@
 // before acting on it. It decides nothing about schedules or jobs: the
 // engine does; this file only turns commands into I/O and I/O into inputs.
 import { Engine, ChimeError, encodeInput, heartbeatPeriodMs, journalLine, snapshotDue, snapshotEvery } from './core.js';
+import { invalidInput } from './errors.js';
+import { eventsOf, fireNominal, EVENT_NAMES } from './scheduler-events.js';
 
 /** setTimeout's largest delay; longer waits are re-armed on expiry. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -124,6 +126,13 @@ export class Scheduler {
   #started = false;
   #stopping = false;
   #failed = null; // the persistence error that stopped the scheduler
+  #listeners = new Map(); // event name -> Set of listeners
+  #events = []; // [name, payload] of this tick's commands, emitted once durable
+  #fires = new Map(); // job id -> {nominal, dueAt, firedAt} of the fire that made it
+  #finishing = new Map(); // job id -> {attempt, durationMs, error} of the attempt just ended here
+  #declared = new Map(); // schedule name -> its upsertSchedule, from cron()/every()
+  #waiting = []; // {name, resolve, reject} of cron()/every() calls made before start()
+  #prune;
 
   /**
    * @param opts.config EngineConfig for a new engine (ignored when the store has state)
@@ -134,6 +143,8 @@ export class Scheduler {
    *   moment, at 4× at once (`snapshotDue`; default `snapshotEvery()`, 10,000)
    * @param opts.onCommand observer of every command (fires, events, …)
    * @param opts.onError called when persistence fails (the scheduler stops)
+   * @param opts.prune default of `start({prune})`: remove the stored schedules
+   *   that no `cron()`/`every()` call declared before start
    */
   constructor(opts = {}) {
     this.#config = opts.config;
@@ -144,6 +155,48 @@ export class Scheduler {
     this.#onCommand = opts.onCommand ?? (() => {});
     // Fail-stop: after a failed append nothing more is acted on.
     this.#onError = opts.onError ?? ((e) => console.error('chime: persistence failed, scheduler stopped:', e));
+    this.#prune = opts.prune ?? false;
+  }
+
+  /**
+   * Listens to `event` (`fired`, `skipped`, `completed`, `failed`, `dead`,
+   * `dropped`, `cancelled`, `interrupted`, `error`). Emitted once the input
+   * behind it is durable. A listener that throws (or rejects) is reported
+   * through `error` (or console.error) and changes nothing else.
+   */
+  on(event, fn) {
+    this.#listenersOf(event).add(fn);
+    return this;
+  }
+
+  /** Removes a listener added with `on`. */
+  off(event, fn) {
+    this.#listenersOf(event).delete(fn);
+    return this;
+  }
+
+  #listenersOf(event) {
+    if (!EVENT_NAMES.includes(event)) throw invalidInput('event', `unknown event ${JSON.stringify(event)} (one of ${EVENT_NAMES.join(', ')})`);
+    let set = this.#listeners.get(event);
+    if (!set) this.#listeners.set(event, (set = new Set()));
+    return set;
+  }
+
+  #emit(event, payload) {
+    for (const fn of [...(this.#listeners.get(event) ?? [])]) {
+      try {
+        const r = fn(payload);
+        if (r && typeof r.then === 'function') r.then(undefined, (e) => this.#listenerFailed(event, e));
+      } catch (e) {
+        this.#listenerFailed(event, e);
+      }
+    }
+  }
+
+  /** A listener threw: its own business, never the scheduler's. */
+  #listenerFailed(event, error) {
+    if (event !== 'error' && this.#listeners.get('error')?.size) this.#emit('error', { error, source: 'listener', event });
+    else console.error(`chime: a '${event}' listener threw:`, error);
   }
 
   /** The engine, for getters (`schedule`, `queueStats`, …). Do not call `handle` on it. */
@@ -151,16 +204,22 @@ export class Scheduler {
     return this.#engine;
   }
 
-  /** Loads the store (snapshot + journal replay), arms the timer, starts workers. */
-  async start() {
-    if (this.#started) return;
+  /**
+   * Loads the store (snapshot + journal replay), applies the schedules
+   * declared by `cron()`/`every()` so far, with `prune` removes every other
+   * stored schedule, arms the timer, starts workers. Resolves with
+   * `{pruned}`: the names removed. A declaration the engine refuses
+   * rejects start (and its own call) and changes nothing.
+   */
+  async start({ prune = this.#prune } = {}) {
+    if (this.#started) return { pruned: [] };
     const { snapshot, journal } = await this.#store.load();
-    if (snapshot || journal) {
-      // The replayed commands were acted on before the restart (or their
-      // jobs are in the state, to be claimed again): only the state matters.
-      this.#engine = Engine.replay(snapshot, journal).engine;
-    } else {
-      this.#engine = new Engine(this.#config);
+    try {
+      this.#load(snapshot, journal);
+    } catch (e) {
+      await this.#store.close?.();
+      this.#settleWaiting(null, e);
+      throw e;
     }
     this.#started = true;
     this.#stopping = false;
@@ -172,8 +231,74 @@ export class Scheduler {
     // as interrupted and ends a stop the last run began (`recover`), as
     // the native daemon does; the first input of every start.
     if (!this.#store.shared) await this.#apply('recover').done;
+    const replies = new Map();
+    for (const [name, upsertSchedule] of this.#declared) replies.set(name, this.#apply({ upsertSchedule }));
+    const pruned = [];
+    if (prune) {
+      for (const name of this.#engine.scheduleNames()) {
+        if (this.#declared.has(name)) continue;
+        this.#apply({ removeSchedule: { name } });
+        pruned.push(name);
+      }
+    }
+    try {
+      await this.#scheduleCommit();
+    } catch (e) {
+      this.#settleWaiting(null, e);
+      throw e;
+    }
+    this.#settleWaiting(replies, null);
     this.#arm();
     for (const queue of this.#handlers.keys()) this.#pump(queue);
+    return { pruned };
+  }
+
+  /**
+   * The engine of the stored state; the declarations checked on a copy of
+   * it first, so that a refused one leaves the journal as it was.
+   */
+  #load(snapshot, journal) {
+    this.#fires.clear();
+    let engine;
+    if (snapshot || journal) {
+      // The replayed commands were acted on before the restart (or their
+      // jobs are in the state, to be claimed again): only the state
+      // matters, and the fires of the jobs still live (`job.dueAt`, …).
+      const replayed = Engine.replay(snapshot, journal);
+      engine = replayed.engine;
+      for (const cmd of replayed.commands) eventsOf(cmd, engine, this.#fires, this.#finishing);
+    } else {
+      engine = new Engine(this.#config);
+    }
+    if (this.#declared.size) {
+      const copy = Engine.restore(engine.snapshot());
+      try {
+        const now = this.#clock.now();
+        for (const upsertSchedule of this.#declared.values()) {
+          try {
+            copy.handleJson(now, encodeInput({ upsertSchedule }));
+          } catch (e) {
+            engine.free();
+            throw e;
+          }
+          copy.drain();
+        }
+      } finally {
+        copy.free();
+      }
+    }
+    this.#engine = engine;
+  }
+
+  /** Settles the cron()/every() calls made before start. */
+  #settleWaiting(replies, error) {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const w of waiting) {
+      const r = replies?.get(w.name);
+      if (r && !r.error) w.resolve(r.reply);
+      else w.reject(r?.error ?? error ?? new ChimeError('not_started', 'start() failed'));
+    }
   }
 
   /**
@@ -222,11 +347,26 @@ export class Scheduler {
    * of the same name (or `opts.queue`). `opts` holds ScheduleDef fields
    * (`tz`, `dst`, `overlap`, `catchup`, `payload`, …) and worker options.
    */
-  async cron(name, spec, opts, fn) {
+  /**
+   * Called before `start()`, it declares the schedule (applied by start,
+   * which `prune` compares the store with) and resolves once start applied it.
+   */
+  cron(name, spec, opts, fn) {
     if (typeof opts === 'function') [opts, fn] = [{}, opts];
-    const { queue = name, payload, concurrency, timeoutMs, ...def } = opts;
+    const { queue = name, payload, concurrency, timeoutMs, ...def } = opts ?? {};
+    if (typeof fn !== 'function') return Promise.reject(invalidInput('handler', 'the last argument must be the handler function'));
     this.worker(queue, fn, { concurrency, timeoutMs });
-    return this.handle({ upsertSchedule: { ...def, name, spec, target: { queue, payload } } });
+    const upsertSchedule = { ...def, name, spec, target: { queue, payload } };
+    this.#declared.set(name, upsertSchedule);
+    if (this.#started) return this.handle({ upsertSchedule });
+    const p = new Promise((resolve, reject) => this.#waiting.push({ name, resolve, reject }));
+    p.catch(() => {}); // start() rejects with the same error
+    return p;
+  }
+
+  /** `cron(name, '@every <interval>', …)`: `interval` in ms or as a duration (`15m`, `1h30m`). */
+  every(name, interval, opts, fn) {
+    return this.cron(name, `@every ${typeof interval === 'number' ? `${interval}ms` : interval}`, opts, fn);
   }
 
   /** Adds a job; resolves with `{job, deduplicated}` once durable. */
@@ -265,7 +405,11 @@ export class Scheduler {
     // same advance), except one the binding could not even parse: the
     // engine never saw it, and the journal reader would reject the line.
     if (!error || !unparsed(error)) this.#lines.push(journalLine(now, json));
-    for (const cmd of this.#engine.drain()) this.#cmds.push(cmd);
+    for (const cmd of this.#engine.drain()) {
+      this.#cmds.push(cmd);
+      // Built now, from the state just after this input; emitted once durable.
+      for (const ev of eventsOf(cmd, this.#engine, this.#fires, this.#finishing)) this.#events.push(ev);
+    }
     return { reply, error, done: this.#scheduleCommit() };
   }
 
@@ -280,8 +424,10 @@ export class Scheduler {
       if (this.#failed) throw this.#failed;
       const lines = this.#lines;
       const cmds = this.#cmds;
+      const events = this.#events;
       this.#lines = [];
       this.#cmds = [];
+      this.#events = [];
       try {
         if (lines.length) await this.#store.append(lines);
       } catch (e) {
@@ -300,6 +446,7 @@ export class Scheduler {
         this.#sinceSnapshot = 0;
       }
       for (const cmd of cmds) this.#execute(cmd);
+      for (const [event, payload] of events) this.#emit(event, payload);
       this.#arm();
     });
     this.#commit = commit;
@@ -318,6 +465,7 @@ export class Scheduler {
     this.#stopping = true;
     this.#disarm();
     this.#onError(e);
+    this.#emit('error', { error: e, source: 'persistence' });
   }
 
   #execute(cmd) {
@@ -381,9 +529,22 @@ export class Scheduler {
     heartbeat();
     const timeout = h.timeoutMs && clock.setTimeout(() => ctl.abort(new ChimeError('timeout', `job ${job} timed out after ${h.timeoutMs} ms`)), h.timeoutMs);
     let failure = null;
+    const made = fire ? this.#fires.get(job) : undefined;
+    const startedAt = clock.now();
     try {
       await Promise.race([
-        h.fn({ id: job, queue, payload, headers, attempt, fire, signal: ctl.signal }),
+        h.fn({
+          id: job,
+          queue,
+          payload,
+          headers,
+          attempt,
+          fire,
+          nominal: fire ? (made?.nominal ?? fireNominal(fire)) : null,
+          dueAt: made?.dueAt ?? null,
+          firedAt: made?.firedAt ?? null,
+          signal: ctl.signal,
+        }),
         new Promise((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true })),
       ]);
     } catch (e) {
@@ -397,10 +558,16 @@ export class Scheduler {
     if (!this.#running.delete(job)) return;
     h.active -= 1;
     // Within stop's grace period the outcome still counts.
-    if (failure === null) this.#apply({ complete: { job, token } });
-    else if (!(failure instanceof ChimeError && failure.code === 'lease_lost')) {
-      this.#apply({ fail: { job, token, error: String(failure?.message ?? failure) } });
+    const durationMs = clock.now() - startedAt;
+    if (failure === null) {
+      this.#finishing.set(job, { attempt, durationMs, error: null });
+      this.#apply({ complete: { job, token } });
+    } else if (!(failure instanceof ChimeError && failure.code === 'lease_lost')) {
+      const error = String(failure?.message ?? failure);
+      this.#finishing.set(job, { attempt, durationMs, error });
+      this.#apply({ fail: { job, token, error } });
     }
+    this.#finishing.delete(job);
     this.#pump(queue);
   }
 }
