@@ -302,6 +302,7 @@ pub(super) async fn heartbeat_batch(
     Extension(who): Extension<Principal>,
     body: Body,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_heartbeat(&app, &who, id, b)).await
 }
 
@@ -311,6 +312,7 @@ pub(super) async fn complete_batch(
     Extension(who): Extension<Principal>,
     body: Body,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_complete(&app, &who, id, b)).await
 }
 
@@ -320,5 +322,6 @@ pub(super) async fn fail_batch(
     Extension(who): Extension<Principal>,
     body: Body,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_fail(&app, &who, id, b)).await
 }
