@@ -11,6 +11,7 @@
 mod common;
 
 mod api_authz;
+mod api_docs;
 mod api_events;
 mod api_jobs;
 mod api_limits;
