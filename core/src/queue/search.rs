@@ -87,3 +87,52 @@ impl Queues {
         JobPage { jobs, next }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Engine, EngineConfig, EnqueueRequest, Input, Payload, QueueConfig, Timestamp};
+
+    #[test]
+    fn search_filters_by_queue_state_and_key_and_pages_by_id() {
+        let mut e = Engine::new(EngineConfig::default());
+        let now = Timestamp::from_millis(1_000).unwrap();
+        for q in ["a", "b"] {
+            e.handle(now, Input::DeclareQueue(QueueConfig::new(q)))
+                .unwrap();
+        }
+        for i in 0..6 {
+            let mut r = EnqueueRequest::new(if i % 2 == 0 { "a" } else { "b" }, Payload::null());
+            r.key = Some(format!("k{i}"));
+            if i == 4 {
+                r.delay_ms = Some(60_000);
+            }
+            e.handle(now, Input::Enqueue(r)).unwrap();
+        }
+        let ids = |p: &JobPage| p.jobs.iter().map(|j| j.id.0).collect::<Vec<_>>();
+        let q = |f: fn(&mut JobQuery)| {
+            let mut q = JobQuery {
+                queue: "a".into(),
+                ..JobQuery::default()
+            };
+            f(&mut q);
+            e.search_jobs(&q)
+        };
+        assert_eq!(ids(&q(|_| {})), [1, 3, 5]);
+        assert_eq!(ids(&q(|q| q.state = Some(JobState::Scheduled))), [5]);
+        assert_eq!(ids(&q(|q| q.key = Some("k2".into()))), [3]);
+        assert_eq!(ids(&q(|q| q.before = Some(JobId(5)))), [1, 3]);
+        let first = q(|q| q.limit = 2);
+        assert_eq!((ids(&first), first.next), (vec![1, 3], Some(JobId(3))));
+        let rest = q(|q| {
+            q.limit = 2;
+            q.after = Some(JobId(3));
+        });
+        assert_eq!((ids(&rest), rest.next), (vec![5], None));
+        let none = e.search_jobs(&JobQuery {
+            queue: "nope".into(),
+            ..JobQuery::default()
+        });
+        assert!(none.jobs.is_empty() && none.next.is_none());
+    }
+}
