@@ -17,6 +17,7 @@ mod api_jobs;
 mod api_limits;
 mod api_long_poll;
 mod api_schedules;
+mod api_throughput;
 mod api_workers;
 mod clock_jump;
 mod driver;
