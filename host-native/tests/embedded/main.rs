@@ -13,6 +13,7 @@ mod common;
 mod api_authz;
 mod api_docs;
 mod api_events;
+mod api_events_lag;
 mod api_jobs;
 mod api_limits;
 mod api_long_poll;
