@@ -3,13 +3,16 @@
 
 use super::App;
 use super::auth::{Principal, Scope};
-use super::body::{self, Object};
+use super::body;
 use super::error::ApiError;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use chime_core::{EnqueueRequest, JobId, JobInfo, JobPage, JobQuery, JobState, Timestamp};
+use chime_core::{
+    EnqueueRequest, Headers, JobId, JobInfo, JobPage, JobQuery, JobState, Payload, Timestamp,
+};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 /// Most jobs one batch enqueue takes.
@@ -30,6 +33,105 @@ pub(super) struct BatchBody {
     jobs: Vec<EnqueuedBody>,
 }
 
+/// One job of an enqueue body: core's `EnqueueRequest` without `queue`
+/// (the path's), decoded in one pass (no intermediate map: a batch of a
+/// thousand jobs is parsed once).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct JobBody {
+    /// Refused when present: the path names the queue.
+    #[serde(default)]
+    queue: Option<IgnoredAny>,
+    #[serde(default)]
+    payload: Option<Payload>,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    run_at: Option<Timestamp>,
+    #[serde(default)]
+    delay_ms: Option<i64>,
+    #[serde(default)]
+    priority: Option<i32>,
+    #[serde(default)]
+    max_attempts: Option<u32>,
+    #[serde(default)]
+    headers: Option<Headers>,
+}
+
+impl JobBody {
+    fn into_request(self, queue: &str) -> Result<EnqueueRequest, ApiError> {
+        if self.queue.is_some() {
+            return Err(ApiError::bad(
+                Some("queue"),
+                "queue is given by the path, not the body",
+            ));
+        }
+        Ok(EnqueueRequest {
+            queue: queue.to_owned(),
+            payload: self.payload.unwrap_or_default(),
+            key: self.key,
+            run_at: self.run_at,
+            delay_ms: self.delay_ms,
+            priority: self.priority.unwrap_or(0),
+            max_attempts: self.max_attempts,
+            headers: self.headers.unwrap_or_default(),
+        })
+    }
+}
+
+/// An enqueue body: one job (the fields of [`JobBody`]), or
+/// `{"jobs": [...]}` and nothing else. One flat struct, not a
+/// `#[serde(flatten)]`: flatten would buffer the payload (which must
+/// stay verbatim) and let unknown fields through.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct EnqueueBody {
+    #[serde(default)]
+    jobs: Option<Vec<JobBody>>,
+    #[serde(default)]
+    queue: Option<IgnoredAny>,
+    #[serde(default)]
+    payload: Option<Payload>,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    run_at: Option<Timestamp>,
+    #[serde(default)]
+    delay_ms: Option<i64>,
+    #[serde(default)]
+    priority: Option<i32>,
+    #[serde(default)]
+    max_attempts: Option<u32>,
+    #[serde(default)]
+    headers: Option<Headers>,
+}
+
+impl EnqueueBody {
+    fn is_empty(&self) -> bool {
+        self.queue.is_none()
+            && self.payload.is_none()
+            && self.key.is_none()
+            && self.run_at.is_none()
+            && self.delay_ms.is_none()
+            && self.priority.is_none()
+            && self.max_attempts.is_none()
+            && self.headers.is_none()
+    }
+
+    fn into_job(self) -> JobBody {
+        JobBody {
+            queue: self.queue,
+            payload: self.payload,
+            key: self.key,
+            run_at: self.run_at,
+            delay_ms: self.delay_ms,
+            priority: self.priority,
+            max_attempts: self.max_attempts,
+            headers: self.headers,
+        }
+    }
+}
+
 /// `POST /v1/queues/{queue}/jobs`: the body is core's `EnqueueRequest`
 /// without `queue` (the path's), or `{"jobs": [those]}` for a batch,
 /// applied all or none.
@@ -41,37 +143,33 @@ pub(super) async fn enqueue(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     who.require(Scope::Enqueue, "queue", &queue)?;
     let bytes = app.body(body).await?;
-    let mut object: Object = body::decode(&bytes)?;
-    let Some(jobs) = object.remove("jobs") else {
-        let request: EnqueueRequest = body::with_path_field(object, "queue", &queue)?;
+    let mut parsed: EnqueueBody = body::decode(&bytes)?;
+    let Some(jobs) = parsed.jobs.take() else {
+        let request = parsed.into_job().into_request(&queue)?;
         let e = app.call(app.ports.queues.enqueue(&request)).await?;
         return Ok(Json(json(&EnqueuedBody {
             id: e.job,
             deduplicated: e.deduplicated,
         })));
     };
-    if let Some(other) = object.keys().next() {
+    if !parsed.is_empty() {
+        return Err(ApiError::bad(Some("jobs"), "a batch body has only `jobs`"));
+    }
+    if jobs.is_empty() || jobs.len() > MAX_BATCH {
         return Err(ApiError::bad(
             Some("jobs"),
-            format!("a batch body has only `jobs` (found {other:?})"),
+            format!("a batch has 1 to {MAX_BATCH} jobs, not {}", jobs.len()),
         ));
     }
-    let items: Vec<Object> = serde_json::from_str(jobs.get()).map_err(body::json_error)?;
-    if items.is_empty() || items.len() > MAX_BATCH {
-        return Err(ApiError::bad(
-            Some("jobs"),
-            format!("a batch has 1 to {MAX_BATCH} jobs, not {}", items.len()),
-        ));
-    }
-    let requests = items
+    let requests = jobs
         .into_iter()
         .enumerate()
-        .map(|(i, o)| {
-            body::with_path_field::<EnqueueRequest>(o, "queue", &queue).map_err(|e| match e {
-                ApiError::BadRequest { message, .. } => {
-                    ApiError::bad(Some("jobs"), format!("jobs[{i}]: {message}"))
-                }
-                other => other,
+        .map(|(i, j)| {
+            j.into_request(&queue).map_err(|_| {
+                ApiError::bad(
+                    Some("jobs"),
+                    format!("jobs[{i}]: queue is given by the path"),
+                )
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
