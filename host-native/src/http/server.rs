@@ -66,7 +66,8 @@ impl HttpServer {
             connections,
             stopped,
         ));
-        tracing::info!(%address, auth, "HTTP listener up (/healthz, /metrics, /v1)");
+        // The target users filter on (`CHIME_LOG=chime_native::http=…`).
+        tracing::info!(target: "chime_native::http", %address, auth, "HTTP listener up (/healthz, /metrics, /v1)");
         Ok(HttpServer {
             address,
             stop,
