@@ -185,6 +185,12 @@ impl IntoResponse for ApiError {
         if let Some(allow) = allow {
             response.headers_mut().insert(header::ALLOW, allow);
         }
+        // A full bound frees up within moments: say when to try again.
+        if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

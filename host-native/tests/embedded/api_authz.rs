@@ -187,6 +187,35 @@ async fn every_route_checks_scope_and_name_pattern() {
         ("POST", "/v1/jobs/{j}/cancel", None, Needs::Name("manage")),
         ("DELETE", "/v1/schedules/{s}", None, Needs::Name("manage")),
     ];
+    // Refused requests change nothing: every route without a token, with
+    // an unknown one, and out of a limited token's pattern.
+    let before = inst.fingerprint().await;
+    for (method, template, body, needs) in &routes {
+        let fill = |t: &str| {
+            t.replace("{q}", "b1")
+                .replace("{s}", "b-s")
+                .replace("{j}", &job["b1"].to_string())
+        };
+        let path = fill(template);
+        let body = body
+            .as_ref()
+            .map(|b| serde_json::from_str::<serde_json::Value>(&fill(&b.to_string())).unwrap());
+        for token in [None, Some("tok-nope"), Some("tok-admin-a")] {
+            let (status, _) = inst.send(method, &path, token, body.clone()).await;
+            if !matches!(needs, Needs::Open | Needs::Some(_)) {
+                assert!(
+                    [401, 403].contains(&status),
+                    "{method} {path} {token:?}: {status}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        inst.fingerprint().await,
+        before,
+        "refused requests changed nothing"
+    );
+
     let mut checked = 0;
     for (method, template, body, needs) in &routes {
         for (q, s) in [("a1", "a-s"), ("b1", "b-s")] {

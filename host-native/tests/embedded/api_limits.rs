@@ -143,18 +143,17 @@ async fn bad_and_slow_requests_are_refused_and_change_nothing() {
         }
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let (status, err) = inst
-        .api(
-            "POST",
-            "/v1/queues/q/claim",
-            Some(json!({"worker": "w2", "waitMs": 1000})),
-        )
-        .await;
-    assert_eq!(
-        (status, err["error"].as_str()),
-        (429, Some("too_many_requests")),
-        "{err}"
-    );
+    let resp = inst
+        .client
+        .post(format!("{}/v1/queues/q/claim", inst.base()))
+        .body(json!({"worker": "w2", "waitMs": 1000}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let err: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+    assert_eq!(err["error"], "too_many_requests", "{err}");
     assert_eq!(first.await.unwrap(), 200);
 
     assert_eq!(
