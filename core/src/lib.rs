@@ -96,7 +96,7 @@ pub use queue::rules::{
     CLAIM_ORDER, Direction, EVICTION_ORDER, JobField, LEASE_EXPIRY_ORDER, claim_key,
     key_expires_at, key_is_active, retained_until,
 };
-pub use queue::{AfterFailure, after_failure};
+pub use queue::{AfterFailure, JobPage, JobQuery, SEARCH_LIMIT, SEARCH_SCAN, after_failure};
 
 // The wire types: what a host sends, receives and stores.
 pub use wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};

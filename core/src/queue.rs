@@ -38,8 +38,10 @@ mod decode;
 mod dedup;
 
 pub use backoff::{AfterFailure, after_failure};
+pub use search::{JobPage, JobQuery, SEARCH_LIMIT, SEARCH_SCAN};
 mod lifecycle;
 pub(crate) mod rules;
+mod search;
 mod store;
 mod view;
 

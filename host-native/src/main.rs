@@ -77,6 +77,9 @@ enum Cmd {
         #[arg(long)]
         record: Option<PathBuf>,
     },
+    /// HTTP API tokens.
+    #[command(subcommand)]
+    Token(TokenCmd),
     /// Show schedules, queue depths and dead letters of a data directory
     /// that no daemon holds.
     Inspect {
@@ -97,6 +100,48 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum TokenCmd {
+    /// Print a new random token once, and the `[[token]]` lines (with its
+    /// SHA-256, never the token) to add to the config.
+    New {
+        /// The token's name (in logs and errors in its place).
+        name: String,
+        /// `read`, `enqueue`, `work`, `manage` or `admin`, optionally
+        /// `:pattern` (`enqueue:emails*`); repeat for several.
+        #[arg(long = "scope", required = true)]
+        scopes: Vec<String>,
+    },
+}
+
+/// `chime token new`: the token on the first line (shown once), then the
+/// config lines.
+fn token_new(name: &str, scopes: &[String]) -> anyhow::Result<()> {
+    use chime_native::http::{Grant, hash_hex, new_token};
+    for s in scopes {
+        Grant::parse(s)?;
+    }
+    let token = new_token().map_err(|e| anyhow::anyhow!("reading the OS random source: {e}"))?;
+    let config = format!(
+        "[[token]]\nname = {}\nsha256 = \"{}\"\nscopes = [{}]\n",
+        toml_string(name),
+        hash_hex(&token),
+        scopes
+            .iter()
+            .map(|s| toml_string(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("{token}");
+    eprintln!("\n# the token above is shown once; add this to the config:");
+    print!("\n{config}");
+    Ok(())
+}
+
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 /// How a crontab's ambiguous lines are read (docs/cli.md, docs/crontab.md).
@@ -147,6 +192,11 @@ struct RunArgs {
     /// [default: `[http] address` of the config, else 127.0.0.1:9464].
     #[arg(long)]
     http: Option<String>,
+    /// Serve a non-loopback --http address although the config has no
+    /// `[[token]]`: anyone who reaches it may enqueue, cancel and
+    /// reschedule. Without it such a start is refused.
+    #[arg(long)]
+    insecure_no_auth: bool,
     /// Run as one replica of a deployment on PostgreSQL
     /// (`postgresql://user:pass@host/db`) instead of the data
     /// directory: any replica's workers take jobs, one replica fires
@@ -211,6 +261,7 @@ fn real_main() -> anyhow::Result<()> {
             cron,
         } => validate(&file, Format::of(&file, crontab), cron.options()),
         Cmd::Replay { path, record } => replay(&path, record.as_deref()),
+        Cmd::Token(TokenCmd::New { name, scopes }) => token_new(&name, &scopes),
         Cmd::Inspect {
             data,
             url,
@@ -233,6 +284,7 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
         database,
         schema,
         lease_ttl_ms,
+        insecure_no_auth,
     } = args;
     let (path, format) = match (config, crontab) {
         (Some(c), _) => (c, Format::Toml),
@@ -272,7 +324,15 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
         None if schema.is_some() || lease_ttl_ms.is_some() => {
             bail!("--schema and --lease-ttl-ms need a database (--database or [database] url)")
         }
-        None => run::run(plan, &path, format, data, snapshot_every, http),
+        None => run::run(
+            plan,
+            &path,
+            format,
+            data,
+            snapshot_every,
+            http,
+            insecure_no_auth,
+        ),
     }
 }
 

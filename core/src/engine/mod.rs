@@ -13,6 +13,7 @@ pub(crate) mod outbox;
 #[cfg(feature = "testing")]
 pub(crate) mod planted;
 mod schedule_inputs;
+mod search;
 pub(crate) mod snapshot;
 pub(crate) mod validate;
 

@@ -162,6 +162,13 @@ impl QueueBackend for EngineQueues {
         lazy(move || Ok(self.with_engine(|e| e.job(job))))
     }
 
+    fn search<'a>(
+        &'a self,
+        query: &'a chime_core::JobQuery,
+    ) -> PortFuture<'a, chime_core::JobPage> {
+        lazy(move || Ok(self.with_engine(|e| e.search_jobs(query))))
+    }
+
     fn maintain(&self) -> PortFuture<'_, ()> {
         lazy(move || self.call(Input::Advance).map(drop))
     }

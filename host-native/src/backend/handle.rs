@@ -6,13 +6,13 @@ use super::{
 };
 use crate::driver::Handle;
 use chime_core::{
-    Claimed, Engine, EnqueueRequest, Input, JobId, JobInfo, LeaseToken, QueueConfig, Reply,
-    Timestamp,
+    Claimed, Engine, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery, LeaseToken,
+    QueueConfig, Reply, Timestamp,
 };
 
 impl Handle {
     /// One input through the driver, as a port result.
-    async fn port_call(&self, input: Input) -> Result<Reply, PortError> {
+    pub(super) async fn port_call(&self, input: Input) -> Result<Reply, PortError> {
         match self.call(input).await {
             Ok(reply) => Ok(reply?),
             Err(_) => Err(PortError::Stopped),
@@ -113,6 +113,38 @@ impl QueueBackend for Handle {
                 .await
                 .map_err(|_| PortError::Stopped)
         })
+    }
+
+    /// One driver turn, one commit ([`Handle::call_batch`]).
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
+        let inputs = requests.iter().cloned().map(Input::Enqueue).collect();
+        Box::pin(async move {
+            match self.call_batch(inputs).await {
+                Err(_) => Err(PortError::Stopped),
+                Ok(Err(refused)) => Ok(Err(refused)),
+                Ok(Ok(replies)) => replies
+                    .into_iter()
+                    .map(replies::enqueued)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Ok),
+            }
+        })
+    }
+
+    fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
+        let query = query.clone();
+        Box::pin(async move {
+            self.inspect(move |e| e.search_jobs(&query))
+                .await
+                .map_err(|_| PortError::Stopped)
+        })
+    }
+
+    fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(Handle::availability(self, queue))
     }
 
     fn maintain(&self) -> PortFuture<'_, ()> {

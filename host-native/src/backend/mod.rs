@@ -36,14 +36,16 @@
 //!   [`PortError::Unavailable`]; one that has stopped for good,
 //!   [`PortError::Stopped`].
 
+mod control;
 mod engine;
 mod handle;
 
+pub use control::{ControlBackend, is_control};
 pub use engine::EngineQueues;
 
 use chime_core::{
-    Claimed, EnqueueRequest, Error, Input, JobId, JobInfo, JobState, LeaseToken, QueueConfig,
-    Reply, Timestamp,
+    Claimed, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery, JobState, LeaseToken,
+    QueueConfig, Reply, Timestamp,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -68,6 +70,9 @@ pub enum PortError {
     /// The backend has stopped for good (the driver ended).
     #[error("the queue backend has stopped")]
     Stopped,
+    /// This backend does not offer the verb (yet).
+    #[error("not supported by the {0} backend")]
+    Unsupported(&'static str),
 }
 
 impl PortError {
@@ -78,6 +83,7 @@ impl PortError {
             PortError::Refused(e) => e.code(),
             PortError::Unavailable(_) => "unavailable",
             PortError::Stopped => "stopped",
+            PortError::Unsupported(_) => "unsupported",
         }
     }
 }
@@ -180,6 +186,44 @@ pub trait QueueBackend: Send + Sync {
     /// One job as the engine's getter shows it; `None` if the backend does
     /// not hold it (never did, or retention forgot it).
     fn job(&self, job: JobId) -> PortFuture<'_, Option<JobInfo>>;
+
+    /// Adds several jobs, all or none: a batch one request of which is
+    /// refused adds nothing, and the error names the first refused
+    /// request's index. The default enqueues one by one and is not
+    /// atomic; backends override it (the driver applies a batch in one
+    /// turn and one commit).
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(requests.len());
+            for (i, r) in requests.iter().enumerate() {
+                match self.enqueue(r).await {
+                    Ok(e) => out.push(e),
+                    Err(PortError::Refused(e)) => return Ok(Err((i, e))),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(Ok(out))
+        })
+    }
+
+    /// One page of the jobs of a queue by state, key and id range
+    /// (core's [`JobQuery`], bounded as
+    /// [`Engine::search_jobs`](chime_core::Engine::search_jobs)).
+    fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
+        let _ = query;
+        Box::pin(async move { Err(PortError::Unsupported(self.backend())) })
+    }
+
+    /// A receiver that changes whenever `queue` gets claimable work after
+    /// this call, for a long-poll claim to wait on between claims; `None`
+    /// if the backend has no such signal (the caller then polls).
+    fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let _ = queue;
+        None
+    }
 
     /// Housekeeping now, as the engine's `Advance`: expired leases become
     /// failed attempts, retention and key expiry apply. A backend also

@@ -56,6 +56,24 @@ struct Raw {
     http: Option<HttpSection>,
     #[serde(default)]
     database: Option<DatabaseSection>,
+    #[serde(default)]
+    token: Vec<TokenConfig>,
+}
+
+/// A `[[token]]` table: a bearer token the HTTP API accepts, by the hex
+/// SHA-256 of its text (`chime token new` prints both; the config never
+/// holds the token itself), with its scopes (`read`, `enqueue`, `work`,
+/// `manage`, `admin`, each optionally `:pattern`, see `docs/http.md`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Shown in logs and errors in place of the token.
+    pub name: String,
+    /// 64 hex digits.
+    pub sha256: String,
+    /// What it may do.
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// The `[http]` table: the listener of `/healthz`, `/metrics` and `/v1`.
@@ -122,6 +140,8 @@ pub struct FileConfig {
     pub http: HttpSection,
     /// The `[database]` table, if present.
     pub database: Option<DatabaseSection>,
+    /// The `[[token]]` tables, checked: the HTTP API's credentials.
+    pub tokens: crate::http::Tokens,
 }
 
 impl FileConfig {
@@ -154,12 +174,32 @@ impl FileConfig {
                 });
             }
         }
+        let tokens = raw
+            .token
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                crate::http::TokenDef::new(&t.name, &t.sha256, &t.scopes).map_err(|e| {
+                    ConfigError::Table {
+                        table: "token",
+                        index: i + 1,
+                        message: e.to_string(),
+                    }
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let tokens = crate::http::Tokens::new(tokens).map_err(|e| ConfigError::Table {
+            table: "token",
+            index: raw.token.len(),
+            message: e.to_string(),
+        })?;
         Ok(FileConfig {
             queues,
             schedules,
             workers: raw.worker,
             http: raw.http.unwrap_or_default(),
             database: raw.database,
+            tokens,
         })
     }
 

@@ -119,6 +119,9 @@ pub struct Plan {
     pub http_address: Option<String>,
     /// `[database]` of a TOML config (`chime run --database` overrides it).
     pub database: Option<DatabaseSection>,
+    /// `[[token]]` of a TOML config: the HTTP API's credentials (none:
+    /// no authentication, loopback only).
+    pub tokens: crate::http::Tokens,
     /// A crontab's variables, by line (empty for TOML): given to the
     /// command worker, never to the engine (they may be secrets).
     pub crontab_env: Environments,
@@ -270,6 +273,7 @@ impl Plan {
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
             http_address: None,
             database: None,
+            tokens: crate::http::Tokens::default(),
             crontab_env: Environments::new(tab.env),
             crontab_options: opts,
             warnings,
@@ -316,6 +320,7 @@ impl Plan {
             workers: Vec::new(),
             http: Default::default(),
             database: None,
+            tokens: Default::default(),
         };
         let (mut good_queue_lines, mut good_schedule_lines) = (Vec::new(), Vec::new());
         for (i, (v, line)) in tables.queue.iter().zip(&queue_lines).enumerate() {
@@ -392,6 +397,7 @@ impl Plan {
             reboot: Vec::new(),
             http_address: file.http.address,
             database: file.database,
+            tokens: file.tokens,
             crontab_env: Environments::default(),
             crontab_options: CrontabOptions::default(),
             warnings: Vec::new(),

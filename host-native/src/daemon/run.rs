@@ -26,6 +26,7 @@ pub fn run(
     data: PathBuf,
     snapshot_every: u64,
     http: Option<String>,
+    insecure_no_auth: bool,
 ) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
     // A chosen address must bind; the default one may be taken (another
@@ -53,7 +54,14 @@ pub fn run(
         let mut running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
         let server = match http {
             None => None,
-            Some(address) => listen(address, explicit, running.handle()).await?,
+            Some(address) => {
+                let options = HttpOptions {
+                    tokens: plan.tokens.clone(),
+                    insecure_no_auth,
+                    ..HttpOptions::default()
+                };
+                listen(address, explicit, running.handle(), options).await?
+            }
         };
         enqueue_reboot(&running, &plan).await?;
         tracing::info!(
@@ -156,9 +164,12 @@ async fn listen(
     address: std::net::SocketAddr,
     explicit: bool,
     handle: &crate::driver::Handle,
+    options: HttpOptions,
 ) -> anyhow::Result<Option<HttpServer>> {
-    match HttpServer::bind(address, handle.clone(), HttpOptions::default()).await {
+    match HttpServer::bind(address, handle.clone(), options).await {
         Ok(server) => Ok(Some(server)),
+        // Never downgraded to a warning: serving without auth was refused.
+        Err(e @ crate::http::HttpError::Unprotected(_)) => Err(e.into()),
         Err(e) if !explicit => {
             let e = anyhow::Error::from(e);
             tracing::warn!("{e:#}; no HTTP listener (choose one with --http)");

@@ -4,10 +4,15 @@
 
 use super::DriverError;
 use super::metrics::Metrics;
+use super::stream::{Publisher, StreamEvent};
 use super::vitals::Vitals;
 use chime_core::{Engine, Error, Input, Reply};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+/// The answer to a batch: every reply, or the first refusal with its
+/// index (and then nothing changed).
+pub type BatchReply<T = ()> = Result<T, (usize, Error)>;
 
 /// A read of the engine, run on the driver task between inputs.
 pub(super) type Inspect = Box<dyn FnOnce(&Engine) + Send>;
@@ -18,6 +23,9 @@ pub(super) type Inspect = Box<dyn FnOnce(&Engine) + Send>;
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Msg {
     Input(Input, oneshot::Sender<Result<Reply, Error>>),
+    /// Several inputs applied in one turn, journaled in one commit, all or
+    /// none ([`super::precheck`]).
+    Batch(Vec<Input>, oneshot::Sender<BatchReply<Vec<Reply>>>),
     Inspect(Inspect),
     Stop,
 }
@@ -35,12 +43,14 @@ pub struct Handle {
 pub(super) struct Shared {
     pub(super) metrics: Metrics,
     pub(super) vitals: Vitals,
+    pub(super) publisher: Publisher,
 }
 
 impl std::fmt::Debug for Msg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Msg::Input(i, _) => f.debug_tuple("Input").field(i).finish(),
+            Msg::Batch(i, _) => f.debug_tuple("Batch").field(&i.len()).finish(),
             Msg::Inspect(_) => f.write_str("Inspect"),
             Msg::Stop => f.write_str("Stop"),
         }
@@ -55,6 +65,36 @@ impl Handle {
             .send(Msg::Input(input, tx))
             .map_err(|_| DriverError::Stopped)?;
         rx.await.map_err(|_| DriverError::Stopped)
+    }
+
+    /// Sends several inputs to be applied in one driver turn and journaled
+    /// in one commit, all or none: a batch any input of which fails the
+    /// engine's stateless checks (or that would exceed the live-jobs
+    /// bound) is refused whole, with the index of the first refused input,
+    /// before anything is journaled.
+    pub async fn call_batch(
+        &self,
+        inputs: Vec<Input>,
+    ) -> Result<BatchReply<Vec<Reply>>, DriverError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Msg::Batch(inputs, tx))
+            .map_err(|_| DriverError::Stopped)?;
+        rx.await.map_err(|_| DriverError::Stopped)
+    }
+
+    /// A receiver that changes each time `queue` gets claimable work
+    /// (the engine's `Wake`) after this call: what a long-poll claim
+    /// waits on between claims.
+    pub fn availability(&self, queue: &str) -> watch::Receiver<u64> {
+        self.shared.publisher.availability(queue)
+    }
+
+    /// The stream of fires, skips and job outcomes from now on (bounded:
+    /// a receiver more than [`super::EVENT_BUFFER`] events behind gets
+    /// `Lagged`).
+    pub fn events(&self) -> broadcast::Receiver<Arc<StreamEvent>> {
+        self.shared.publisher.subscribe()
     }
 
     /// Runs `read` on the driver task, between inputs, and returns what it

@@ -8,11 +8,13 @@ mod clock;
 mod events;
 mod handle;
 mod metrics;
+mod stream;
 mod vitals;
 
 pub use clock::{Clock, SystemClock, TokioClock};
-pub use handle::Handle;
+pub use handle::{BatchReply, Handle};
 pub use metrics::{CONTENT_TYPE, EngineGauges, Metrics};
+pub use stream::{EVENT_BUFFER, StreamEvent};
 pub use vitals::{VitalSigns, Vitals};
 
 use crate::store::{Store, StoreError, deliverable};
@@ -101,6 +103,9 @@ pub struct Driver {
     /// This turn's outputs for [`Store::deliver`] (only when the store
     /// delivers).
     outbox: Vec<Command>,
+    /// When each job this driver handed out was claimed (the event
+    /// stream's durations).
+    claims: stream::Claims,
 }
 
 impl std::fmt::Debug for Driver {
@@ -178,6 +183,7 @@ impl Driver {
             shared,
             snapshot_cost: std::time::Duration::ZERO,
             outbox: Vec::new(),
+            claims: stream::Claims::default(),
         };
         if driver.store.single_owner() {
             driver.release_dead_claims()?;
@@ -195,7 +201,7 @@ impl Driver {
         }])?;
         let r = self.engine.handle(now, input);
         // Wakes go nowhere yet: pools claim when they start.
-        self.execute(&mut Vec::new());
+        self.execute(now, &mut Vec::new());
         match r {
             Ok(chime_core::Reply::Recovered { interrupted }) if interrupted > 0 => tracing::warn!(
                 interrupted,
@@ -278,7 +284,7 @@ impl Driver {
                 // Re-arm on the next turn (the sleep may have been capped).
                 armed = None;
             }
-            let (entries, waiting, stop) = journal_turn(now, advance, &mut batch);
+            let (entries, waiting, stop) = journal_turn(now, advance, &mut batch, &self.engine);
             stopping |= stop;
             self.shared.vitals.turn();
             self.commit(&entries)?;
@@ -319,14 +325,38 @@ impl Driver {
     ) {
         if advance {
             log_error(self.engine.handle(now, Input::Advance));
-            self.execute(commands);
+            self.execute(now, commands);
         }
         for m in waiting {
             match m {
                 Msg::Input(input, reply) => {
                     let r = self.engine.handle(now, input);
-                    self.execute(commands);
+                    self.note_claims(&r, now);
+                    self.execute(now, commands);
                     let _ = reply.send(r);
+                }
+                Msg::Batch(inputs, reply) => {
+                    let mut replies = Vec::with_capacity(inputs.len());
+                    let mut refused = None;
+                    for (i, input) in inputs.into_iter().enumerate() {
+                        let r = self.engine.handle(now, input);
+                        self.note_claims(&r, now);
+                        self.execute(now, commands);
+                        match r {
+                            Ok(r) => replies.push(r),
+                            Err(e) => {
+                                // Past the pre-check only a rule that
+                                // needs state can refuse; the rest of the
+                                // batch still applies (it is journaled).
+                                tracing::warn!(index = i, error = %e, "batch item refused after its pre-check");
+                                refused.get_or_insert((i, e));
+                            }
+                        }
+                    }
+                    let _ = reply.send(match refused {
+                        None => Ok(replies),
+                        Some(e) => Err(e),
+                    });
                 }
                 Msg::Inspect(f) => {
                     // A read cannot change the engine, so a panicking
@@ -362,12 +392,26 @@ impl Driver {
         Ok(())
     }
 
+    /// Remembers when the jobs of a `Claim` reply were claimed.
+    fn note_claims(&mut self, r: &Result<chime_core::Reply, Error>, now: Timestamp) {
+        if let Ok(chime_core::Reply::Claimed { jobs }) = r {
+            self.claims.claimed(jobs.iter().map(|c| c.job), now);
+        }
+    }
+
     /// Drains and executes every pending command.
-    fn execute(&mut self, commands: &mut Vec<Command>) {
+    fn execute(&mut self, now: Timestamp, commands: &mut Vec<Command>) {
         self.engine.drain_commands(commands);
         let delivers = self.store.delivers();
         for cmd in commands.drain(..) {
             self.shared.metrics.on_command(&cmd);
+            stream::publish(
+                &self.shared.publisher,
+                &mut self.claims,
+                &cmd,
+                &self.engine,
+                now,
+            );
             if delivers && deliverable(&cmd) {
                 self.outbox.push(cmd.clone());
             }
@@ -381,10 +425,13 @@ impl Driver {
                     late_ms = f.fired_at.as_millis() - f.due_at.as_millis(),
                     "fire"
                 ),
-                Command::Wake { queue } => match self.wakers.get(&*queue) {
-                    Some(n) => n.notify_one(),
-                    None => tracing::debug!(%queue, "work available, no local worker"),
-                },
+                Command::Wake { queue } => {
+                    self.shared.publisher.wake(&queue);
+                    match self.wakers.get(&*queue) {
+                        Some(n) => n.notify_one(),
+                        None => tracing::debug!(%queue, "work available, no local worker"),
+                    }
+                }
                 Command::Enqueue { fire, queue, .. } if !delivers => tracing::warn!(
                     %fire, %queue,
                     "fire for an external queue: no transport configured in this host"
@@ -402,10 +449,17 @@ impl Driver {
 /// One turn's journal entries (the timer's `Advance` first, then each
 /// input in arrival order) and the messages to act on once they are
 /// committed; `true` if a `Stop` came.
+///
+/// Two kinds of message are settled here, before the commit, and never
+/// journaled: a `Claim` whose caller has gone (its reply channel is
+/// closed: an HTTP long-poll whose client disconnected), so no job is
+/// leased to nobody; and a batch that a pre-check refuses (see
+/// [`precheck`]), so a refused batch changes nothing.
 fn journal_turn(
     now: Timestamp,
     advance: bool,
     batch: &mut Vec<Msg>,
+    engine: &Engine,
 ) -> (Vec<JournalEntry>, Vec<Msg>, bool) {
     let mut entries = Vec::with_capacity(batch.len() + 1);
     if advance {
@@ -418,6 +472,19 @@ fn journal_turn(
     let mut stop = false;
     for m in batch.drain(..) {
         match m {
+            Msg::Input(Input::Claim { .. }, reply) if reply.is_closed() => {}
+            Msg::Batch(inputs, reply) => match precheck(&inputs, engine, now) {
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+                Ok(()) => {
+                    entries.extend(inputs.iter().map(|input| JournalEntry {
+                        now,
+                        input: input.clone(),
+                    }));
+                    waiting.push(Msg::Batch(inputs, reply));
+                }
+            },
             Msg::Input(input, reply) => {
                 entries.push(JournalEntry {
                     now,
@@ -430,6 +497,33 @@ fn journal_turn(
         }
     }
     (entries, waiting, stop)
+}
+
+/// The checks a batch passes before any of it is journaled, so that it
+/// applies whole or not at all: every input's stateless rules
+/// ([`chime_core::validate_input`], at this turn's `now`) and the bound
+/// on live jobs for its enqueues (counted as if none deduplicated). The
+/// error names the first input refused.
+fn precheck(inputs: &[Input], engine: &Engine, now: Timestamp) -> BatchReply {
+    let config = engine.config();
+    for (i, input) in inputs.iter().enumerate() {
+        chime_core::validate_input(input, config, now).map_err(|e| (i, e))?;
+    }
+    let adds = inputs
+        .iter()
+        .filter(|i| matches!(i, Input::Enqueue(_)))
+        .count();
+    let limit = config.limits.live_jobs;
+    if adds > 0 && engine.live_jobs() + adds > limit {
+        return Err((
+            0,
+            Error::LimitExceeded {
+                what: "live_jobs",
+                limit: limit as u64,
+            },
+        ));
+    }
+    Ok(())
 }
 
 /// Hands `outputs` to the store in chunks of at most [`DELIVERY_CHUNK`]

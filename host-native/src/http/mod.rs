@@ -1,34 +1,56 @@
-//! The HTTP listener: `/healthz`, `/metrics` and read-only JSON under
-//! `/v1` (see `docs/http.md`). Loopback by default: it has no
-//! authentication, so exposing it is an explicit choice of address.
+//! The HTTP listener: `/healthz`, `/metrics` and the JSON API under `/v1`
+//! (see `docs/http.md`): reads, jobs (enqueue, list, cancel, redrive,
+//! purge), workers (long-poll claim, heartbeat, complete, fail),
+//! schedule and queue writes, and a Server-Sent Events stream.
 //!
-//! Handlers never touch the engine directly: they send a short read to
-//! the driver task ([`Handle::inspect`]) and format the answer here, so a
-//! scrape costs the driver one closure call and never holds a lock over
-//! the engine. Every read has a limit: at most
-//! [`HttpOptions::max_in_flight`] reads wait on the driver at once, each
-//! for at most [`HttpOptions::read_timeout`].
+//! Hosts stay thin: every rule is core's. Job and worker routes go
+//! through the queue port ([`QueueBackend`]), schedule and queue writes
+//! through the control port ([`ControlBackend`]), so the same router
+//! serves the embedded daemon (both ports are the driver [`Handle`]) and
+//! any other backend. Reads of the whole engine (inspect, metrics) run on
+//! the driver task ([`Handle::inspect`]).
+//!
+//! Every request is bounded: a token ([`auth`]), a body size and time
+//! ([`body`]), header read time, requests and long-polls in flight in
+//! total (503 `busy`) and per token (429 `too_many_requests`).
 
+pub mod auth;
+mod body;
+mod control;
+mod error;
+mod events;
 mod inspection;
+mod jobs;
+mod reads;
+mod server;
 mod views;
+mod work;
 
+pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
+pub use body::MAX_DEPTH;
 pub use inspection::{DEAD_LIMIT, Inspection, QueueView};
-
-use crate::driver::{self, EngineGauges, Handle};
-use axum::extract::{Path, Query, State};
-use axum::http::{Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
-use tokio::task::JoinHandle;
-
+pub use jobs::MAX_BATCH;
+pub use server::HttpServer;
 pub use views::{
     DeadLetters, ErrorBody, Health, QueueList, ScheduleDetail, ScheduleList, ScheduleSummary,
 };
+pub use work::MAX_WAIT_MS;
+
+use crate::backend::{ControlBackend, QueueBackend};
+use crate::driver::Handle;
+use auth::Principal;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{Method, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use error::ApiError;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Where the listener binds unless told otherwise: loopback, the port
 /// after Prometheus' node exporter range that no common exporter uses.
@@ -51,6 +73,13 @@ pub enum HttpError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A non-loopback address without any token: anyone who can reach it
+    /// could enqueue, cancel and reschedule.
+    #[error(
+        "refusing to serve {0} without authentication: add a [[token]] (chime token new) \
+         or pass --insecure-no-auth"
+    )]
+    Unprotected(SocketAddr),
 }
 
 /// Parses an `--http` value or `[http] address`: `off`/`none` disable
@@ -65,7 +94,7 @@ pub fn parse_address(text: &str) -> Result<Option<SocketAddr>, HttpError> {
     }
 }
 
-/// Limits of the listener.
+/// Limits and credentials of the listener.
 #[derive(Clone, Debug)]
 pub struct HttpOptions {
     /// How long a read (or the health probe) waits for the driver before
@@ -73,6 +102,31 @@ pub struct HttpOptions {
     pub read_timeout: Duration,
     /// Most reads waiting on the driver at once; more are answered 503.
     pub max_in_flight: usize,
+    /// Accepted tokens; empty: no authentication (loopback only unless
+    /// `insecure_no_auth`).
+    pub tokens: Tokens,
+    /// Serve a non-loopback address without tokens.
+    pub insecure_no_auth: bool,
+    /// Largest request body (413 beyond).
+    pub body_limit: usize,
+    /// Longest a request body may take to arrive (408 beyond).
+    pub body_timeout: Duration,
+    /// Longest a request's headers may take to arrive (the connection is
+    /// closed beyond: a client that sends a byte a second is cut off).
+    pub header_timeout: Duration,
+    /// Longest a write (job, worker or control call) waits for its
+    /// backend before the answer is 503.
+    pub call_timeout: Duration,
+    /// Requests in flight at once (503 `busy` beyond).
+    pub max_requests: usize,
+    /// Requests in flight at once per token (429 beyond).
+    pub max_requests_per_token: usize,
+    /// Long-polls (claims waiting, event streams) at once (503 beyond).
+    pub max_polls: usize,
+    /// Long-polls at once per token (429 beyond).
+    pub max_polls_per_token: usize,
+    /// Open connections at once (more wait to be accepted).
+    pub max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -80,150 +134,219 @@ impl Default for HttpOptions {
         HttpOptions {
             read_timeout: Duration::from_secs(5),
             max_in_flight: 64,
+            tokens: Tokens::default(),
+            insecure_no_auth: false,
+            body_limit: 4 << 20,
+            body_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(10),
+            max_requests: 1_024,
+            max_requests_per_token: 256,
+            max_polls: 1_024,
+            max_polls_per_token: 128,
+            max_connections: 4_096,
         }
     }
+}
+
+/// The backends the routes act on.
+#[derive(Clone)]
+pub struct Ports {
+    /// Jobs and workers.
+    pub queues: Arc<dyn QueueBackend>,
+    /// Schedule and queue writes.
+    pub control: Arc<dyn ControlBackend>,
+}
+
+impl Ports {
+    /// Both ports on the embedded driver.
+    pub fn embedded(handle: &Handle) -> Ports {
+        Ports {
+            queues: Arc::new(handle.clone()),
+            control: Arc::new(handle.clone()),
+        }
+    }
+}
+
+/// The bounds of one token (or of everyone, without tokens).
+struct Bucket {
+    requests: Arc<Semaphore>,
+    polls: Arc<Semaphore>,
 }
 
 #[derive(Clone)]
-struct App {
+pub(crate) struct App {
     handle: Handle,
-    options: HttpOptions,
+    ports: Ports,
+    options: Arc<HttpOptions>,
     reads: Arc<Semaphore>,
+    requests: Arc<Semaphore>,
+    polls: Arc<Semaphore>,
+    buckets: Arc<HashMap<String, Bucket>>,
 }
 
-/// The routes, for embedding in another axum server.
+/// The routes, for embedding in another axum server: both ports on
+/// `handle`'s driver.
 pub fn router(handle: Handle, options: HttpOptions) -> Router {
+    let ports = Ports::embedded(&handle);
+    router_with(handle, ports, options)
+}
+
+/// The routes over `ports`; whole-engine reads (inspect, metrics,
+/// health) through `handle`.
+pub fn router_with(handle: Handle, ports: Ports, options: HttpOptions) -> Router {
+    let bucket = |o: &HttpOptions| Bucket {
+        requests: Arc::new(Semaphore::new(o.max_requests_per_token.max(1))),
+        polls: Arc::new(Semaphore::new(o.max_polls_per_token.max(1))),
+    };
+    let mut buckets: HashMap<String, Bucket> = options
+        .tokens
+        .names()
+        .map(|n| (n.to_owned(), bucket(&options)))
+        .collect();
+    buckets.insert(String::new(), bucket(&options));
     let app = App {
         handle,
+        ports,
         reads: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
-        options,
+        requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
+        polls: Arc::new(Semaphore::new(options.max_polls.max(1))),
+        buckets: Arc::new(buckets),
+        options: Arc::new(options),
     };
     Router::new()
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics_text))
-        .route("/v1/schedules", get(schedules))
-        .route("/v1/schedules/{name}", get(schedule))
-        .route("/v1/queues", get(queues))
-        .route("/v1/queues/{name}/dead", get(dead_letters))
-        .route("/v1/inspect", get(inspect))
+        .route("/healthz", get(reads::healthz))
+        .route("/metrics", get(reads::metrics_text))
+        .route("/v1/inspect", get(reads::inspect))
+        .route("/v1/schedules", get(reads::schedules))
+        .route(
+            "/v1/schedules/{name}",
+            get(reads::schedule)
+                .put(control::upsert)
+                .delete(control::remove),
+        )
+        .route("/v1/schedules/{name}/pause", post(control::pause))
+        .route("/v1/schedules/{name}/resume", post(control::resume))
+        .route("/v1/schedules/{name}/trigger", post(control::trigger))
+        .route("/v1/schedules/{name}/backfill", post(control::backfill))
+        .route("/v1/queues", get(reads::queues))
+        .route("/v1/queues/{name}", put(control::declare))
+        .route(
+            "/v1/queues/{name}/jobs",
+            get(jobs::list).post(jobs::enqueue),
+        )
+        .route(
+            "/v1/queues/{name}/dead",
+            get(reads::dead_letters).delete(jobs::purge),
+        )
+        .route("/v1/queues/{name}/dead/redrive", post(jobs::redrive))
+        .route("/v1/queues/{name}/dead/purge", post(jobs::purge))
+        .route("/v1/queues/{name}/claim", post(work::claim))
+        .route("/v1/jobs/heartbeat", post(work::heartbeat_batch))
+        .route("/v1/jobs/complete", post(work::complete_batch))
+        .route("/v1/jobs/fail", post(work::fail_batch))
+        .route("/v1/jobs/{id}", get(jobs::get))
+        .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/v1/jobs/{id}/heartbeat", post(work::heartbeat))
+        .route("/v1/jobs/{id}/complete", post(work::complete))
+        .route("/v1/jobs/{id}/fail", post(work::fail))
+        .route("/v1/events", get(events::stream))
         .fallback(|| async { ApiError::NotFound("route".into()) })
-        // Without it a known path with another method (`PUT`, `DELETE`)
-        // is a bare 405 with an empty body, not the JSON error promised.
+        // Without it a known path with another method is a bare 405 with
+        // an empty body, not the JSON error promised.
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             ApiError::MethodNotAllowed {
                 method: method.to_string(),
+                allow: allowed(uri.path()).to_owned(),
                 path: uri.path().to_owned(),
             }
         })
+        .layer(middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
 }
 
-/// A running listener.
-#[derive(Debug)]
-pub struct HttpServer {
-    address: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<std::io::Result<()>>,
-}
-
-impl HttpServer {
-    /// Binds `address` (port 0 picks a free one) and serves `handle`'s
-    /// engine until [`HttpServer::shutdown`].
-    pub async fn bind(
-        address: SocketAddr,
-        handle: Handle,
-        options: HttpOptions,
-    ) -> Result<HttpServer, HttpError> {
-        let bind_err = |source| HttpError::Bind { address, source };
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .map_err(bind_err)?;
-        let address = listener.local_addr().map_err(bind_err)?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let app = router(handle, options);
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        tracing::info!(%address, "HTTP listener up (/healthz, /metrics, /v1)");
-        Ok(HttpServer {
-            address,
-            stop,
-            task,
-        })
-    }
-
-    /// The bound address (with the real port when bound to port 0).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Stops accepting, lets requests in progress finish, and returns.
-    pub async fn shutdown(self) {
-        let _ = self.stop.send(());
-        match self.task.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "HTTP listener failed"),
-            Err(e) => tracing::warn!(error = %e, "HTTP listener task failed"),
-        }
+/// The methods a path serves, for `Allow` (by its shape).
+fn allowed(path: &str) -> &'static str {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["v1", "schedules", _] => "GET,HEAD,PUT,DELETE",
+        ["v1", "queues", _] => "PUT",
+        ["v1", "queues", _, "jobs"] => "GET,HEAD,POST",
+        ["v1", "queues", _, "dead"] => "GET,HEAD,DELETE",
+        ["v1", "jobs", _] if !matches!(parts[2], "heartbeat" | "complete" | "fail") => "GET,HEAD",
+        [
+            ..,
+            "pause" | "resume" | "trigger" | "backfill" | "redrive" | "purge" | "claim",
+        ]
+        | ["v1", "jobs", ..] => "POST",
+        _ => "GET,HEAD",
     }
 }
 
-/// An error answer: status plus `{"error": code, "message": text}`.
-#[derive(Debug, thiserror::Error)]
-enum ApiError {
-    #[error("no such {0}")]
-    NotFound(String),
-    #[error("the driver has stopped")]
-    Stopped,
-    #[error("the driver did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("too many requests waiting on the driver")]
-    Busy,
-    /// A known path asked with a method it does not serve (the API is
-    /// read-only: every route is `GET`).
-    #[error("{method} {path}: the API is read-only, only GET is served here")]
-    MethodNotAllowed { method: String, path: String },
-}
-
-impl ApiError {
-    fn code(&self) -> &'static str {
-        match self {
-            ApiError::NotFound(_) => "not_found",
-            ApiError::Stopped => "driver_stopped",
-            ApiError::Timeout(_) => "driver_timeout",
-            ApiError::Busy => "busy",
-            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
-        }
+/// Runs before every route: who is asking (401 without a valid token,
+/// except `/healthz`) and the in-flight bounds (503 in total, 429 per
+/// token). The principal goes into the request's extensions.
+async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
+    if req.uri().path() == "/healthz" {
+        return next.run(req).await;
     }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = match self {
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            _ => StatusCode::SERVICE_UNAVAILABLE,
-        };
-        let allow = matches!(self, ApiError::MethodNotAllowed { .. });
-        let body = ErrorBody {
-            error: self.code().to_owned(),
-            message: self.to_string(),
-        };
-        let mut response = (status, Json(body)).into_response();
-        if allow {
-            response
-                .headers_mut()
-                .insert(header::ALLOW, header::HeaderValue::from_static("GET,HEAD"));
-        }
-        response
-    }
+    let header = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let who = match app.options.tokens.authenticate(header) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let Ok(_all) = app.requests.clone().try_acquire_owned() else {
+        return ApiError::Busy.into_response();
+    };
+    let Ok(_mine) = app.bucket(&who).requests.clone().try_acquire_owned() else {
+        return ApiError::TooMany("requests").into_response();
+    };
+    req.extensions_mut().insert(who);
+    next.run(req).await
 }
 
 impl App {
+    fn bucket(&self, who: &Principal) -> &Bucket {
+        let name = who.name.as_deref().unwrap_or("");
+        self.buckets.get(name).unwrap_or_else(|| &self.buckets[""])
+    }
+
+    /// Takes a long-poll slot (a waiting claim, an event stream): in
+    /// total (503) and for this token (429).
+    fn poll_slot(&self, who: &Principal) -> Result<[OwnedSemaphorePermit; 2], ApiError> {
+        let all = self
+            .polls
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Busy)?;
+        let mine = self
+            .bucket(who)
+            .polls
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::TooMany("long-polls"))?;
+        Ok([all, mine])
+    }
+
+    /// Awaits a backend call within the call timeout.
+    async fn call<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, crate::backend::PortError>>,
+    ) -> Result<T, ApiError> {
+        match tokio::time::timeout(self.options.call_timeout, f).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(ApiError::Timeout(self.options.call_timeout)),
+        }
+    }
+
+    /// Reads the request body within the listener's bounds.
+    async fn body(&self, body: axum::body::Body) -> Result<Vec<u8>, ApiError> {
+        body::read(body, self.options.body_limit, self.options.body_timeout).await
+    }
+
     /// Runs `read` on the driver task within the listener's limits.
     async fn read<R: Send + 'static>(
         &self,
@@ -242,91 +365,4 @@ impl App {
             Err(_) => Err(ApiError::Timeout(wait)),
         }
     }
-}
-
-/// 200 when the driver answers a probe within the read timeout and its
-/// last commit succeeded (a failed commit stops the driver); 503 with the
-/// reason otherwise.
-async fn healthz(State(app): State<App>) -> (StatusCode, Json<Health>) {
-    let probe = app.read(views::Probe::read).await;
-    let health = Health::new(app.handle.vitals().read(), probe.as_ref());
-    let status = if health.status == "ok" {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    (status, Json(health))
-}
-
-async fn metrics_text(State(app): State<App>) -> Result<Response, ApiError> {
-    let gauges = app.read(EngineGauges::read).await?;
-    let text = app.handle.metrics().render(&gauges);
-    Ok(([(header::CONTENT_TYPE, driver::CONTENT_TYPE)], text).into_response())
-}
-
-async fn schedules(State(app): State<App>) -> Result<Json<ScheduleList>, ApiError> {
-    Ok(Json(app.read(ScheduleList::read).await?))
-}
-
-async fn schedule(
-    State(app): State<App>,
-    Path(name): Path<String>,
-) -> Result<Json<ScheduleDetail>, ApiError> {
-    let key = name.clone();
-    let (info, config) = app
-        .read(move |e| (e.schedule(&key), e.config().clone()))
-        .await?;
-    let info = info.ok_or_else(|| ApiError::NotFound(format!("schedule {name:?}")))?;
-    // Previewing runs here, off the driver task.
-    Ok(Json(ScheduleDetail::new(info, &config)))
-}
-
-async fn queues(State(app): State<App>) -> Result<Json<QueueList>, ApiError> {
-    Ok(Json(app.read(QueueList::read).await?))
-}
-
-/// `?dead=N`: dead letters per queue in `/v1/inspect`.
-#[derive(serde::Deserialize)]
-struct InspectQuery {
-    dead: Option<usize>,
-}
-
-/// Everything `chime inspect` shows, in the struct it prints (so
-/// `chime inspect --url` and `--data` give the same output).
-async fn inspect(
-    State(app): State<App>,
-    Query(q): Query<InspectQuery>,
-) -> Result<Json<inspection::Inspection>, ApiError> {
-    let dead = q.dead.unwrap_or(inspection::DEAD_LIMIT).min(MAX_DEAD_LIMIT);
-    Ok(Json(
-        app.read(move |e| inspection::Inspection::of(e, dead))
-            .await?,
-    ))
-}
-
-/// `?limit=N` for dead letters (default 100, at most [`MAX_DEAD_LIMIT`]).
-#[derive(serde::Deserialize)]
-struct DeadQuery {
-    limit: Option<usize>,
-}
-
-async fn dead_letters(
-    State(app): State<App>,
-    Path(name): Path<String>,
-    Query(q): Query<DeadQuery>,
-) -> Result<Json<DeadLetters>, ApiError> {
-    let limit = q.limit.unwrap_or(100).min(MAX_DEAD_LIMIT);
-    let key = name.clone();
-    let found = app
-        .read(move |e| {
-            e.queue_stats(&key)
-                .map(|s| (s.dead, e.dead_letters(&key, limit)))
-        })
-        .await?;
-    let (total, jobs) = found.ok_or_else(|| ApiError::NotFound(format!("queue {name:?}")))?;
-    Ok(Json(DeadLetters {
-        queue: name,
-        total,
-        jobs,
-    }))
 }

@@ -2,7 +2,7 @@
 //! types, which they embed where the core already has one: `QueueStats`,
 //! `ScheduleInfo`, `JobInfo`, `Occurrence`).
 
-use super::ApiError;
+use super::error::ApiError;
 use crate::driver::VitalSigns;
 use chime_core::{
     Engine, EngineConfig, JobInfo, Occurrence, QueueStats, ScheduleInfo, ScheduleStatus, Spec,
@@ -17,11 +17,16 @@ pub const NEXT_FIRES: usize = 5;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorBody {
-    /// Stable code: `not_found`, `method_not_allowed`, `driver_stopped`,
-    /// `driver_timeout`, `busy`.
+    /// Stable code: core's (`invalid_input`, `lease_lost`, …) for an
+    /// engine refusal, else the listener's (`not_found`, `unauthorized`,
+    /// `forbidden`, `body_too_large`, `busy`, …; see `docs/http.md`).
     pub error: String,
     /// For people.
     pub message: String,
+    /// The input field it is about, camelCase as on the wire, when there
+    /// is one (core's [`chime_core::Error::field`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// What the health probe reads on the driver task.

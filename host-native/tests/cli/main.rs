@@ -6,6 +6,7 @@
 //! One scenario per module; run one with
 //! `cargo test -p chime-native --test cli <module>::`.
 
+mod api_tokens;
 mod commands;
 mod crash;
 mod crontab_lint;

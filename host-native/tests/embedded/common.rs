@@ -116,3 +116,108 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// An instance whose listener accepts these tokens: `(name, token,
+/// scopes)`.
+pub async fn start_with_tokens(setup: Setup, tokens: &[(&str, &str, &[&str])]) -> Instance {
+    use chime_native::http::{TokenDef, Tokens, hash_hex};
+    let defs = tokens
+        .iter()
+        .map(|(name, token, scopes)| {
+            let scopes: Vec<String> = scopes.iter().map(|s| (*s).to_owned()).collect();
+            TokenDef::new(name, &hash_hex(token), &scopes).unwrap()
+        })
+        .collect();
+    let options = HttpOptions {
+        tokens: Tokens::new(defs).unwrap(),
+        ..HttpOptions::default()
+    };
+    start_with(setup, options, |s| Box::new(s)).await
+}
+
+impl Instance {
+    /// The listener's base URL.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.server.local_addr())
+    }
+
+    /// `method path` with an optional bearer token and JSON body: status
+    /// and JSON body (`Null` when empty or not JSON).
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base()));
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    /// [`Instance::send`] without a token.
+    pub async fn api(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        self.send(method, path, None, body).await
+    }
+
+    /// The engine's state as `/v1/inspect` shows it (every dead letter)
+    /// plus every job of every queue, without what moves with the clock
+    /// alone: two equal fingerprints mean nothing changed in between.
+    pub async fn fingerprint(&self) -> serde_json::Value {
+        let handle = self.running.handle().clone();
+        let mut v = handle
+            .inspect(|e| {
+                let mut jobs = Vec::new();
+                for q in e.queue_names() {
+                    let page = e.search_jobs(&chime_core::JobQuery {
+                        queue: q.to_owned(),
+                        limit: 1_000,
+                        ..Default::default()
+                    });
+                    jobs.extend(page.jobs);
+                }
+                serde_json::json!({
+                    "inspect": chime_native::http::Inspection::of(e, 1_000),
+                    "jobs": jobs,
+                })
+            })
+            .await
+            .unwrap();
+        strip_clock(&mut v);
+        v
+    }
+}
+
+fn strip_clock(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for k in ["clock", "asOf", "oldestAvailableAgeMs"] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(strip_clock);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_clock),
+        _ => {}
+    }
+}

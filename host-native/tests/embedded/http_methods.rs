@@ -1,8 +1,9 @@
 //! The HTTP API answers every request it does not serve with the JSON
 //! error its docs promise (field report, issue 21): a known path asked
-//! with `PUT`, `DELETE` or `POST` is `405` with `{"error":
-//! "method_not_allowed", "message"}` and `Allow: GET,HEAD` (before: an
-//! empty body), and an unknown path is a JSON `404` `not_found`.
+//! with a method it does not serve is `405` with `{"error":
+//! "method_not_allowed", "message"}` and the methods it serves in
+//! `Allow` (before: an empty body), and an unknown path is a JSON `404`
+//! `not_found`.
 
 use crate::common;
 
@@ -13,11 +14,20 @@ use common::start_instance;
 async fn other_methods_and_unknown_routes_get_json_errors() {
     let inst = start_instance(Setup::default()).await;
     let base = format!("http://{}", inst.server.local_addr());
-    for (method, path) in [
-        (reqwest::Method::PUT, "/v1/schedules/nightly"),
-        (reqwest::Method::DELETE, "/v1/schedules/nightly"),
-        (reqwest::Method::POST, "/v1/queues"),
-        (reqwest::Method::DELETE, "/healthz"),
+    for (method, path, allow) in [
+        (
+            reqwest::Method::PATCH,
+            "/v1/schedules/nightly",
+            "GET,HEAD,PUT,DELETE",
+        ),
+        (
+            reqwest::Method::POST,
+            "/v1/schedules/nightly",
+            "GET,HEAD,PUT,DELETE",
+        ),
+        (reqwest::Method::POST, "/v1/queues", "GET,HEAD"),
+        (reqwest::Method::GET, "/v1/queues/q/claim", "POST"),
+        (reqwest::Method::DELETE, "/healthz", "GET,HEAD"),
     ] {
         let resp = inst
             .client
@@ -28,7 +38,7 @@ async fn other_methods_and_unknown_routes_get_json_errors() {
         assert_eq!(resp.status().as_u16(), 405, "{method} {path}");
         assert_eq!(
             resp.headers().get("allow").map(|v| v.to_str().unwrap()),
-            Some("GET,HEAD"),
+            Some(allow),
             "{method} {path}"
         );
         let body: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();

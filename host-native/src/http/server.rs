@@ -1,0 +1,145 @@
+//! The accept loop. Not `axum::serve`: it sets no header read timeout, so
+//! a client trickling its headers a byte a second would hold a
+//! connection forever. Each connection is HTTP/1.1 with keep-alive, a
+//! header read timeout and a bound on open connections.
+
+use super::{HttpError, HttpOptions, Ports, router_with};
+use crate::driver::Handle;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::task::JoinHandle;
+
+/// How long a shutdown waits for requests in progress (a long-poll, an
+/// event stream) before it closes their connections.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// A running listener.
+#[derive(Debug)]
+pub struct HttpServer {
+    address: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl HttpServer {
+    /// Binds `address` (port 0 picks a free one) and serves `handle`'s
+    /// engine until [`HttpServer::shutdown`].
+    pub async fn bind(
+        address: SocketAddr,
+        handle: Handle,
+        options: HttpOptions,
+    ) -> Result<HttpServer, HttpError> {
+        let ports = Ports::embedded(&handle);
+        HttpServer::bind_with(address, handle, ports, options).await
+    }
+
+    /// [`HttpServer::bind`] over other ports. Refuses a non-loopback
+    /// address without tokens unless `options.insecure_no_auth`.
+    pub async fn bind_with(
+        address: SocketAddr,
+        handle: Handle,
+        ports: Ports,
+        options: HttpOptions,
+    ) -> Result<HttpServer, HttpError> {
+        if !options.tokens.enabled() && !address.ip().is_loopback() && !options.insecure_no_auth {
+            return Err(HttpError::Unprotected(address));
+        }
+        let bind_err = |source| HttpError::Bind { address, source };
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(bind_err)?;
+        let address = listener.local_addr().map_err(bind_err)?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let header_timeout = options.header_timeout;
+        let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
+        let auth = options.tokens.enabled();
+        let app = router_with(handle, ports, options);
+        let task = tokio::spawn(accept_loop(
+            listener,
+            app,
+            header_timeout,
+            connections,
+            stopped,
+        ));
+        // The target users filter on (`CHIME_LOG=chime_native::http=…`).
+        tracing::info!(target: "chime_native::http", %address, auth, "HTTP listener up (/healthz, /metrics, /v1)");
+        Ok(HttpServer {
+            address,
+            stop,
+            task,
+        })
+    }
+
+    /// The bound address (with the real port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Stops accepting, lets requests in progress finish (for up to two
+    /// seconds), and returns.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(());
+        if let Err(e) = self.task.await {
+            tracing::warn!(error = %e, "HTTP listener task failed");
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    header_timeout: Duration,
+    connections: Arc<Semaphore>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let (closing, closing_rx) = watch::channel(false);
+    loop {
+        let permit = tokio::select! {
+            _ = &mut stopped => break,
+            p = connections.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (stream, _peer) = tokio::select! {
+            _ = &mut stopped => break,
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(e) => {
+                    // Out of descriptors and the like: pause, go on.
+                    tracing::warn!(error = %e, "accepting an HTTP connection");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut closing = closing_rx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut builder = http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = closing.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
+                }
+            }
+        });
+    }
+    let _ = closing.send(true);
+    // Every connection task holds a receiver: all gone, all done.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE * 2, closing.closed()).await;
+}
