@@ -17,18 +17,25 @@
 //! `docs/postgres.md`.
 
 mod bridge;
+mod control;
 pub mod fires;
+pub mod http;
+mod inbox;
 mod lease;
 pub mod migrate;
 mod queue;
 mod reconnect;
 pub mod replica;
+mod status;
 mod store;
 pub mod workers;
 
 mod connection;
 
 pub use connection::{PgConfig, PgError, connect};
+pub use control::PgControl;
+pub use inbox::{InboxOptions, RemoteError, is_control};
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions, default_holder};
 pub use queue::{PgQueues, QueueError};
+pub use status::{ReplicaStatus, StatusView};
 pub use store::PgStore;
