@@ -17,6 +17,7 @@ mod db_restart;
 mod driver;
 mod failover;
 mod fire_delivery;
+mod inbox_follower;
 mod lease;
 mod migrate;
 mod paused_leader_lock;
