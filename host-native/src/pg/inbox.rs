@@ -21,7 +21,8 @@
 use super::connection::PgError;
 use crate::backend::PortError;
 use crate::driver::Handle;
-use chime_core::{Error, Input, Reply};
+use super::queue::{PgQueues, QueueError};
+use chime_core::{Error, Input, QueueConfig, QueueMode, Reply};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -239,6 +240,10 @@ pub(crate) struct Consumer {
     pub epoch: u64,
     pub slot: InboxSlot,
     pub retention: Duration,
+    /// The job tables, where a `DeclareQueue` takes effect.
+    pub queues: Arc<PgQueues>,
+    /// The lease of the engine's external queues (the settle timeout).
+    pub settle_timeout_ms: i64,
 }
 
 /// Most rows one [`Consumer::drain`] applies before the term's loop gets
@@ -307,7 +312,11 @@ impl Consumer {
         for row in &rows {
             let (id, text): (i64, String) = (row.get(0), row.get(1));
             let outcome = match serde_json::from_str::<Input>(&text) {
+                Ok(Input::DeclareQueue(config)) => self.declare(handle, config).await?,
                 Ok(input) if is_control(&input) => {
+                    if let Input::UpsertSchedule(def) = &input {
+                        self.engine_queue(handle, &def.target.queue).await?;
+                    }
                     self.slot.put(id, input.clone());
                     let r = handle.call(input).await;
                     let marked = self.slot.take();
@@ -332,6 +341,71 @@ impl Consumer {
             self.answer(id, &outcome).await?;
         }
         Ok(rows.len())
+    }
+
+    /// In Postgres mode a queue's config lives in the job tables (where
+    /// the replicas' workers claim), and the engine holds every queue as
+    /// an external stub: a `DeclareQueue` is applied to the tables (core's
+    /// checks), and the engine gets the stub if it lacks it. The reply
+    /// compares the tables' row before and after.
+    async fn declare(
+        &self,
+        handle: &Handle,
+        config: QueueConfig,
+    ) -> Result<Result<Reply, StoredError>, DrainError> {
+        let before: Option<String> = self
+            .client
+            .query_opt(
+                &format!("SELECT config FROM \"{}\".chime_queues WHERE name = $1", self.schema),
+                &[&config.name],
+            )
+            .await
+            .map_err(PgError::db("reading a queue"))?
+            .map(|r| r.get(0));
+        match self.queues.declare(&config).await {
+            Ok(()) => {}
+            Err(QueueError::Refused(e)) => return Ok(Err(StoredError::of(&e))),
+            Err(QueueError::Db(e)) => return Err(e.into()),
+        }
+        self.engine_queue(handle, &config.name).await?;
+        let same_mode = |mut c: QueueConfig| {
+            c.mode = config.mode;
+            c
+        };
+        let old = before.and_then(|b| serde_json::from_str::<QueueConfig>(&b).ok());
+        Ok(Ok(Reply::QueueDeclared {
+            created: old.is_none(),
+            changed: old.map(same_mode).as_ref() != Some(&config),
+        }))
+    }
+
+    /// Declares `queue` in the engine as the term's start does (external,
+    /// the settle timeout as its lease) unless it has it: a schedule
+    /// upserted through the inbox may name a queue no config lists, and
+    /// the engine must not hold its fires' jobs itself.
+    async fn engine_queue(&self, handle: &Handle, queue: &str) -> Result<(), DrainError> {
+        let name = queue.to_owned();
+        let known = handle
+            .inspect(move |e| e.queue_stats(&name).is_some())
+            .await
+            .map_err(|_| DrainError::Stopped)?;
+        if known {
+            return Ok(());
+        }
+        let stub = QueueConfig {
+            mode: QueueMode::External,
+            lease_ms: self.settle_timeout_ms,
+            ..QueueConfig::new(queue)
+        };
+        match handle.call(Input::DeclareQueue(stub)).await {
+            Ok(Ok(_)) => Ok(()),
+            // The upsert that follows meets the same refusal and says so.
+            Ok(Err(e)) => {
+                tracing::warn!(queue, error = %e, "declaring an inbox schedule's queue failed");
+                Ok(())
+            }
+            Err(_) => Err(DrainError::Stopped),
+        }
     }
 
     /// Writes a row's reply or error (and marks it applied if the store

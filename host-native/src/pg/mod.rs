@@ -19,6 +19,7 @@
 mod bridge;
 mod control;
 pub mod fires;
+#[cfg(feature = "http")]
 pub mod http;
 mod inbox;
 mod lease;

@@ -218,7 +218,7 @@ async fn session(
     }
     tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone()));
     tasks.spawn(maintain(queues.clone(), cfg.maintain_every, halted.clone()));
-    let bidding = bid(cfg, setup, lease, clock, halted);
+    let bidding = bid(cfg, setup, queues.clone(), lease, clock, halted);
     tokio::pin!(bidding);
     let mut lost = None;
     let ended = loop {
@@ -255,6 +255,7 @@ async fn session(
 async fn bid(
     cfg: &ReplicaConfig,
     setup: &Setup,
+    queues: Arc<PgQueues>,
     mut lease: LeaderLease,
     clock: Arc<dyn Clock>,
     mut stop: watch::Receiver<bool>,
@@ -275,7 +276,8 @@ async fn bid(
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {
-                match lead(cfg, setup, &mut lease, grant, clock.clone(), &mut stop).await {
+                let term = lead(cfg, setup, &queues, &mut lease, grant, clock.clone(), &mut stop);
+                match term.await {
                     Ok(Term::Stopped) => return Ok(()),
                     Ok(Term::Lost) => {}
                     Err(e) => tracing::error!(error = %e, "leading failed"),
@@ -306,6 +308,7 @@ enum Term {
 async fn lead(
     cfg: &ReplicaConfig,
     setup: &Setup,
+    queues: &Arc<PgQueues>,
     lease: &mut LeaderLease,
     grant: LeaseGrant,
     clock: Arc<dyn Clock>,
@@ -345,7 +348,17 @@ async fn lead(
             setup.schedules.clone(),
         )
         .await?;
-        serve(cfg, lease, &handle, slot, epoch.0, stop).await
+        let inbox = Consumer {
+            client: super::connect(&cfg.pg.url).await.map_err(pg_error)?,
+            schema: cfg.pg.schema.clone(),
+            engine: cfg.name.clone(),
+            epoch: epoch.0,
+            slot,
+            retention: cfg.inbox_retention,
+            queues: queues.clone(),
+            settle_timeout_ms: cfg.settle_timeout_ms,
+        };
+        serve(cfg, lease, &handle, inbox, stop).await
     }
     .await;
     cfg.status.end_term();
@@ -371,19 +384,10 @@ async fn serve(
     cfg: &ReplicaConfig,
     lease: &mut LeaderLease,
     handle: &Handle,
-    slot: InboxSlot,
-    epoch: u64,
+    inbox: Consumer,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<Term, RunError> {
     let client = super::connect(&cfg.pg.url).await.map_err(pg_error)?;
-    let inbox = Consumer {
-        client: super::connect(&cfg.pg.url).await.map_err(pg_error)?,
-        schema: cfg.pg.schema.clone(),
-        engine: cfg.name.clone(),
-        epoch,
-        slot,
-        retention: cfg.inbox_retention,
-    };
     // Wake-ups of submitted rows; the inbox tick covers a lost one.
     let (_listening, mut submitted) =
         super::inbox::listen(&cfg.pg.url, &super::inbox::channel(&cfg.pg.schema))
