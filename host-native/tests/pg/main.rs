@@ -26,6 +26,7 @@ mod migrate;
 mod paused_leader_lock;
 mod queue;
 mod queue_conformance;
+mod replica_http;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;
