@@ -42,7 +42,12 @@ impl std::fmt::Debug for PgControl {
 
 impl Drop for PgControl {
     fn drop(&mut self) {
-        if let Some(t) = self.listener.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(t) = self
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             t.abort();
         }
     }

@@ -22,7 +22,6 @@
 use super::connection::{PgConfig, PgError};
 use super::replica::ReplicaConfig;
 use super::status::ReplicaStatus;
-use crate::http::HttpError;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -92,6 +91,18 @@ pub fn router(cfg: &ReplicaConfig, options: PgHttpOptions) -> Router {
         .with_state(app)
 }
 
+/// The listener's address could not be bound. (Its own type: `pg/` sits
+/// beside `http/`, not above it.)
+#[derive(Debug, thiserror::Error)]
+#[error("binding the replica HTTP listener to {address}")]
+pub struct BindError {
+    /// The address.
+    pub address: SocketAddr,
+    /// The cause.
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// A running replica listener.
 #[derive(Debug)]
 pub struct PgHttpServer {
@@ -102,8 +113,8 @@ pub struct PgHttpServer {
 
 impl PgHttpServer {
     /// Binds `address` (port 0 picks one) and serves `router`.
-    pub async fn bind(address: SocketAddr, router: Router) -> Result<PgHttpServer, HttpError> {
-        let bind_err = |source| HttpError::Bind { address, source };
+    pub async fn bind(address: SocketAddr, router: Router) -> Result<PgHttpServer, BindError> {
+        let bind_err = |source| BindError { address, source };
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(bind_err)?;
@@ -144,7 +155,11 @@ fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response
 }
 
 fn unavailable(e: impl std::fmt::Display) -> Response {
-    error(StatusCode::SERVICE_UNAVAILABLE, "database_unavailable", e.to_string())
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "database_unavailable",
+        e.to_string(),
+    )
 }
 
 impl App {
@@ -161,7 +176,11 @@ impl App {
         let run = async {
             let mut guard = self.client.lock().await;
             if guard.as_ref().is_none_or(|c| c.is_closed()) {
-                *guard = Some(super::connect(&self.pg.url).await.map_err(|e| e.to_string())?);
+                *guard = Some(
+                    super::connect(&self.pg.url)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                );
             }
             let c = guard.as_ref().ok_or("no connection")?;
             f(c).await
@@ -312,7 +331,9 @@ async fn metrics(State(app): State<Shared>) -> Response {
     let read = app
         .with_client(async |c| {
             let triples = |rows: Vec<tokio_postgres::Row>| -> Counts {
-                rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect()
+                rows.iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect()
             };
             let jobs = triples(
                 c.query(
@@ -375,7 +396,12 @@ async fn metrics(State(app): State<Shared>) -> Response {
     let one = |v: String| vec![(String::new(), v)];
     let by = |rows: &Counts, a: &str, b: &str| -> Vec<(String, String)> {
         rows.iter()
-            .map(|(x, y, n)| (format!("{{{a}=\"{}\",{b}=\"{}\"}}", label(x), label(y)), n.to_string()))
+            .map(|(x, y, n)| {
+                (
+                    format!("{{{a}=\"{}\",{b}=\"{}\"}}", label(x), label(y)),
+                    n.to_string(),
+                )
+            })
             .collect()
     };
     metric(
@@ -421,7 +447,10 @@ async fn metrics(State(app): State<Shared>) -> Response {
         "summary",
         "Round trips of this replica's successful lease renewals.",
         &[
-            ("_sum".into(), format!("{:.6}", me.renew_micros as f64 / 1e6)),
+            (
+                "_sum".into(),
+                format!("{:.6}", me.renew_micros as f64 / 1e6),
+            ),
             ("_count".into(), me.renewals.to_string()),
         ],
     );
@@ -468,11 +497,7 @@ async fn metrics(State(app): State<Shared>) -> Response {
         "Boundaries skipped, by schedule and reason.",
         &by(&skips, "schedule", "reason"),
     );
-    (
-        [(header::CONTENT_TYPE, crate::driver::CONTENT_TYPE)],
-        t,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, crate::driver::CONTENT_TYPE)], t).into_response()
 }
 
 async fn schedules(State(app): State<Shared>) -> Response {
@@ -568,7 +593,10 @@ async fn dead(
     let read = app
         .with_client(async |c| {
             let exists = c
-                .query_opt(&format!("SELECT 1 FROM {q}.chime_queues WHERE name = $1"), &[&key])
+                .query_opt(
+                    &format!("SELECT 1 FROM {q}.chime_queues WHERE name = $1"),
+                    &[&key],
+                )
                 .await?
                 .is_some();
             let total: i64 = c

@@ -19,9 +19,9 @@
 //! - Applied rows are deleted after [`InboxOptions::retention`].
 
 use super::connection::PgError;
+use super::queue::{PgQueues, QueueError};
 use crate::backend::PortError;
 use crate::driver::Handle;
-use super::queue::{PgQueues, QueueError};
 use chime_core::{Error, Input, QueueConfig, QueueMode, Reply};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -356,7 +356,10 @@ impl Consumer {
         let before: Option<String> = self
             .client
             .query_opt(
-                &format!("SELECT config FROM \"{}\".chime_queues WHERE name = $1", self.schema),
+                &format!(
+                    "SELECT config FROM \"{}\".chime_queues WHERE name = $1",
+                    self.schema
+                ),
                 &[&config.name],
             )
             .await

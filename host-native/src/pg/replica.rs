@@ -18,10 +18,10 @@
 use super::connection::{PgConfig, PgError};
 use super::fires::{ended, mark_settled};
 use super::inbox::{Consumer, DrainError, InboxSlot};
-use super::status::ReplicaStatus;
 use super::lease::{LeaderLease, LeaseGrant, LeaseOptions};
 use super::queue::{PgQueues, QueueError};
 use super::reconnect::{Backoff, retryable};
+use super::status::ReplicaStatus;
 use super::store::PgStore;
 use super::workers::{PgSource, PoolWakes, forward_wakes};
 use crate::driver::{Clock, Driver, DriverConfig, Handle};
@@ -276,7 +276,15 @@ async fn bid(
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {
-                let term = lead(cfg, setup, &queues, &mut lease, grant, clock.clone(), &mut stop);
+                let term = lead(
+                    cfg,
+                    setup,
+                    &queues,
+                    &mut lease,
+                    grant,
+                    clock.clone(),
+                    &mut stop,
+                );
                 match term.await {
                     Ok(Term::Stopped) => return Ok(()),
                     Ok(Term::Lost) => {}

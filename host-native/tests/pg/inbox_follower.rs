@@ -73,14 +73,20 @@ async fn a_schedule_upserted_through_the_follower_fires_from_the_leader() {
         }
         if t.elapsed() > Duration::from_secs(10) {
             let skips: Vec<(String, i64)> = c
-                .query(&format!("SELECT reason, count FROM \"{s}\".chime_skips"), &[])
+                .query(
+                    &format!("SELECT reason, count FROM \"{s}\".chime_skips"),
+                    &[],
+                )
                 .await
                 .unwrap()
                 .iter()
                 .map(|r| (r.get(0), r.get(1)))
                 .collect();
             let journal: Vec<String> = c
-                .query(&format!("SELECT entry FROM \"{s}\".chime_journal ORDER BY seq"), &[])
+                .query(
+                    &format!("SELECT entry FROM \"{s}\".chime_journal ORDER BY seq"),
+                    &[],
+                )
                 .await
                 .unwrap()
                 .iter()

@@ -30,7 +30,10 @@ async fn inputs_from_two_replicas_are_applied_in_inbox_order() {
             tasks.push(tokio::spawn(async move {
                 let name = format!("s{r}_{i}");
                 control
-                    .submit(Input::UpsertSchedule(pg_support::schedule(&name, "@every 1h")))
+                    .submit(Input::UpsertSchedule(pg_support::schedule(
+                        &name,
+                        "@every 1h",
+                    )))
                     .await
                     .unwrap();
                 control
@@ -40,7 +43,10 @@ async fn inputs_from_two_replicas_are_applied_in_inbox_order() {
                     })
                     .await
                     .unwrap();
-                control.submit(Input::ResumeSchedule { name }).await.unwrap();
+                control
+                    .submit(Input::ResumeSchedule { name })
+                    .await
+                    .unwrap();
             }));
         }
     }
@@ -68,7 +74,11 @@ async fn inputs_from_two_replicas_are_applied_in_inbox_order() {
         .await
         .unwrap()
         .iter()
-        .map(|r| serde_json::from_str::<JournalEntry>(r.get::<_, &str>(0)).unwrap().input)
+        .map(|r| {
+            serde_json::from_str::<JournalEntry>(r.get::<_, &str>(0))
+                .unwrap()
+                .input
+        })
         .filter(chime_native::pg::is_control)
         // The term's own config (the queue `ticks`) is not the inbox's.
         .filter(|i| !matches!(i, Input::DeclareQueue(_)))

@@ -73,9 +73,7 @@ async fn invalid_inputs_are_refused_at_once_and_insert_nothing() {
     let bounded = std::sync::Arc::new(bounded);
     let first = {
         let b = bounded.clone();
-        tokio::spawn(async move {
-            b.submit(Input::ResumeSchedule { name: "x".into() }).await
-        })
+        tokio::spawn(async move { b.submit(Input::ResumeSchedule { name: "x".into() }).await })
     };
     let t = Instant::now();
     while count().await < 2 {
@@ -87,7 +85,13 @@ async fn invalid_inputs_are_refused_at_once_and_insert_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, PortError::Refused(Error::LimitExceeded { what: "inbox", limit: 1 })),
+        matches!(
+            e,
+            PortError::Refused(Error::LimitExceeded {
+                what: "inbox",
+                limit: 1
+            })
+        ),
         "{e:?}"
     );
     assert_eq!(count().await, 2);

@@ -204,7 +204,10 @@ pub async fn one_leader(replicas: &[&InProcess], within: Duration) -> usize {
         if leading.len() == 1 {
             return leading[0];
         }
-        assert!(t.elapsed() < within, "no single leader within {within:?}: {leading:?}");
+        assert!(
+            t.elapsed() < within,
+            "no single leader within {within:?}: {leading:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

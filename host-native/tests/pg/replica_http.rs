@@ -63,7 +63,11 @@ fn spawn(pg: &PgConfig, config: &Path, port: u16, log: &Path) -> Replica {
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let status = text.split(' ').nth(1)?.parse().ok()?;
@@ -129,9 +133,8 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
         Some(spawn(&pg, &config, ports[0], &logs[0])),
         Some(spawn(&pg, &config, ports[1], &logs[1])),
     ];
-    let (leader, epoch) = tokio::task::block_in_place(|| {
-        settled(&ports, &log_refs, Duration::from_secs(20))
-    });
+    let (leader, epoch) =
+        tokio::task::block_in_place(|| settled(&ports, &log_refs, Duration::from_secs(20)));
     let follower = 1 - leader;
     // /metrics: the same epoch on both, one leader.
     let t = Instant::now();
@@ -146,14 +149,20 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
         if fired {
             break m;
         }
-        assert!(t.elapsed() < Duration::from_secs(10), "no fires in /metrics: {m:#?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "no fires in /metrics: {m:#?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     for (i, m) in metrics.iter().enumerate() {
         assert_eq!(metric(m, "chime_leader_epoch"), Some(epoch as f64), "{m}");
         let want = if i == leader { 1.0 } else { 0.0 };
         assert_eq!(metric(m, "chime_replica_leader"), Some(want), "{m}");
-        assert!(m.contains("chime_jobs{queue=\"ticks\",state=\"available\"}"), "{m}");
+        assert!(
+            m.contains("chime_jobs{queue=\"ticks\",state=\"available\"}"),
+            "{m}"
+        );
         assert!(metric(m, "chime_database_errors_total").is_some(), "{m}");
     }
     assert!(metric(&metrics[leader], "chime_lease_renew_seconds_count").is_some());
@@ -190,7 +199,9 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    println!("replica_http: the survivor reported leader {took:?} after the kill (TTL {TTL_MS} ms)");
+    println!(
+        "replica_http: the survivor reported leader {took:?} after the kill (TTL {TTL_MS} ms)"
+    );
     assert!(health(ports[leader]).is_none(), "the killed one is gone");
     drop(replicas);
     pg_support::drop_schema(&pg).await;
