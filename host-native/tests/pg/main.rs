@@ -27,6 +27,7 @@ mod paused_leader_lock;
 mod queue;
 mod queue_conformance;
 mod replica_http;
+mod replica_reload;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;
