@@ -492,3 +492,51 @@ pub(crate) enum DrainError {
     #[error("the engine stopped")]
     Stopped,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's refusals an inbox input can meet come back as the
+    /// same core error on the submitter (code, field and data).
+    #[test]
+    fn stored_errors_rebuild_cores() {
+        let errors = [
+            Error::UnknownSchedule("nightly".into()),
+            Error::UnknownQueue("emails".into()),
+            Error::NotLeader,
+            Error::Stopping,
+            Error::Backpressure { pending: 7 },
+            Error::LimitExceeded {
+                what: "schedules",
+                limit: 10_000,
+            },
+            Error::LimitExceeded {
+                what: "backfill_fires",
+                limit: 64,
+            },
+        ];
+        for e in errors {
+            let text = serde_json::to_string(&StoredError::of(&e)).unwrap();
+            let back: StoredError = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.to_core(), Some(e.clone()), "{text}");
+            assert_eq!(back.code, e.code());
+        }
+    }
+
+    /// Others keep their code and message, as `Unavailable`.
+    #[test]
+    fn other_errors_keep_their_code() {
+        let e = StoredError::other("reply_lost", "reply_lost: gone".into());
+        let p = PortError::from(e);
+        assert!(matches!(p, PortError::Unavailable(_)));
+        assert!(p.to_string().contains("reply_lost"));
+    }
+
+    #[test]
+    fn only_schedule_and_queue_inputs_are_carried() {
+        assert!(is_control(&Input::ResumeSchedule { name: "a".into() }));
+        assert!(!is_control(&Input::Advance));
+        assert!(!is_control(&Input::Stop));
+    }
+}
