@@ -195,6 +195,10 @@ impl App {
         };
         if r.is_err() {
             self.status.db_error();
+            // A statement cut off (timeout) or failed inside the
+            // engine read's transaction would leave the connection in
+            // it: the next request opens a fresh one.
+            *self.client.lock().await = None;
         }
         r
     }
