@@ -330,3 +330,28 @@ fn unavailable(message: impl Into<String>) -> PortError {
 fn db(e: PgError) -> PortError {
     PortError::Unavailable(Box::new(e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send<T: Send>(_: &T) {}
+    fn sync<T: Send + Sync>(_: &T) {}
+
+    /// `submit`'s future is `Send` and `PgControl` is `Send + Sync`, so
+    /// `impl ControlBackend for PgControl` is one boxed call
+    /// (`Box::pin(PgControl::submit(self, input))`).
+    #[test]
+    fn fits_the_control_port() {
+        let c = PgControl::new(
+            PgConfig::new("postgresql://nowhere"),
+            "chime",
+            EngineConfig::default(),
+            InboxOptions::default(),
+        );
+        sync(&c);
+        let f = c.submit(Input::Advance);
+        send(&f);
+        let _: crate::backend::PortFuture<'_, Reply> = Box::pin(f);
+    }
+}
