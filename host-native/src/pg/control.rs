@@ -352,6 +352,7 @@ mod tests {
         sync(&c);
         let f = c.submit(Input::Advance);
         send(&f);
-        let _: crate::backend::PortFuture<'_, Reply> = Box::pin(f);
+        let boxed: crate::backend::PortFuture<'_, Reply> = Box::pin(f);
+        drop(boxed);
     }
 }

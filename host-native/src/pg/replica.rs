@@ -397,10 +397,11 @@ async fn serve(
 ) -> Result<Term, RunError> {
     let client = super::connect(&cfg.pg.url).await.map_err(pg_error)?;
     // Wake-ups of submitted rows; the inbox tick covers a lost one.
-    let (_listening, mut submitted) =
+    let (_listening, submitted) =
         super::inbox::listen(&cfg.pg.url, &super::inbox::channel(&cfg.pg.schema))
             .await
             .map_err(pg_error)?;
+    let mut submitted = Some(submitted);
     if let Err(e) = inbox.settle_lost_replies().await {
         tracing::warn!(error = %e, "settling lost inbox replies failed");
         cfg.status.db_error();
@@ -427,10 +428,10 @@ async fn serve(
                     tracing::warn!(error = %e, "renewing the leader lease failed");
                 }
             },
-            n = submitted.recv() => {
+            n = async { submitted.as_mut()?.recv().await }, if submitted.is_some() => {
                 if n.is_none() {
-                    // Polled on the tick from now on.
-                    submitted = tokio::sync::mpsc::unbounded_channel().1;
+                    // Polled on the tick for the rest of the term.
+                    submitted = None;
                     tracing::warn!("the inbox listener's connection closed");
                 }
                 if drain(cfg, &inbox, handle).await.is_err() {
