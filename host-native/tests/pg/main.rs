@@ -21,6 +21,7 @@ mod inbox_follower;
 mod inbox_no_leader;
 mod inbox_order;
 mod inbox_refused;
+mod inbox_reply_lost;
 mod lease;
 mod migrate;
 mod paused_leader_lock;
