@@ -17,6 +17,7 @@ mod db_restart;
 mod driver;
 mod failover;
 mod fire_delivery;
+mod inbox_declare;
 mod inbox_follower;
 mod inbox_no_leader;
 mod inbox_order;
