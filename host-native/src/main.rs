@@ -305,20 +305,16 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
     let db = plan.database.clone().unwrap_or_default();
     match database.or(db.url) {
         Some(url) => {
-            if http.is_some() || plan.http_address.is_some() {
-                tracing::warn!(
-                    "the HTTP listener is not served with a database yet; --http and \
-                     [http] are ignored"
-                );
-            }
             let schema = schema.or(db.schema).unwrap_or_else(|| "chime".into());
             let pg = PgConfig::new(url).with_schema(schema);
             let ttl_ms = lease_ttl_ms.or(db.lease_ttl_ms).unwrap_or(15_000);
             run::run_replica(
                 plan,
+                (&path, format),
                 pg,
                 std::time::Duration::from_millis(ttl_ms),
                 snapshot_every,
+                http,
             )
         }
         None if schema.is_some() || lease_ttl_ms.is_some() => {

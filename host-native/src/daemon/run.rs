@@ -6,8 +6,9 @@ use super::crontab;
 use super::plan::{Format, Plan};
 use crate::driver::{Clock, SystemClock};
 use crate::http::{HttpOptions, HttpServer};
+use crate::pg::http::{PgHttpOptions, PgHttpServer};
 use crate::pg::replica::{self, ReplicaConfig};
-use crate::pg::{LeaseOptions, PgConfig};
+use crate::pg::{LeaseOptions, PgConfig, PgControl};
 use crate::store::RedbStore;
 use crate::{Running, start};
 use anyhow::bail;
@@ -100,17 +101,26 @@ pub fn run(
     })
 }
 
-/// `chime run --database`: one replica on Postgres until SIGTERM/Ctrl-C.
+/// `chime run --database`: one replica on Postgres until SIGTERM/Ctrl-C,
+/// with the replica's HTTP listener (`pg/http.rs`) on the same address
+/// rules as the embedded daemon, and SIGHUP/SIGUSR2 reloading the
+/// schedules through the inbox (so any replica can reload).
 pub fn run_replica(
     plan: Plan,
+    (path, format): (&Path, Format),
     pg: PgConfig,
     ttl: std::time::Duration,
     snapshot_every: u64,
+    http: Option<String>,
 ) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
     if !plan.reboot.is_empty() {
         tracing::warn!("@reboot lines are not run with --database (no replica owns a start)");
     }
+    let chosen = http.or_else(|| plan.http_address.clone());
+    let explicit = chosen.is_some();
+    let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
+    let http = crate::http::parse_address(&http)?;
     let mut cfg = ReplicaConfig::new(pg);
     cfg.lease = LeaseOptions {
         ttl,
@@ -124,38 +134,130 @@ pub fn run_replica(
     rt.block_on(async {
         let mut sig = Signals::new()?;
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let server = match http {
+            None => None,
+            Some(address) => {
+                let router = crate::pg::http::router(&cfg, PgHttpOptions::default());
+                match PgHttpServer::bind(address, router).await {
+                    Ok(s) => Some(s),
+                    Err(e) if !explicit => {
+                        let e = anyhow::Error::from(e);
+                        tracing::warn!("{e:#}; no HTTP listener (choose one with --http)");
+                        None
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        let control = PgControl::for_replica(&cfg);
         tracing::info!(
             holder = %cfg.holder,
             schema = %cfg.pg.schema,
             schedules = plan.schedules.len(),
-            "chime replica running on PostgreSQL; Ctrl-C, SIGTERM or SIGQUIT stops"
+            "chime replica running on PostgreSQL; Ctrl-C, SIGTERM or SIGQUIT stops, \
+             SIGHUP or SIGUSR2 reloads"
         );
         let mut replica = tokio::spawn(replica::run(cfg, setup, Arc::new(SystemClock), stop_rx));
-        loop {
+        let mut current = plan;
+        let ended = loop {
             tokio::select! {
                 s = sig.next() => match s {
                     Signal::Stop(name) => {
                         tracing::info!(signal = name, "stop requested");
-                        break;
+                        break None;
                     }
-                    Signal::Reload(name) => tracing::warn!(
-                        signal = name,
-                        "reloading is not supported with --database; restart the replicas \
-                         one by one to apply a new config"
-                    ),
+                    Signal::Reload(name) => {
+                        current = reload_replica(&control, current, path, format, name).await;
+                    }
                 },
-                r = &mut replica => {
-                    r??;
-                    bail!("the replica stopped on its own");
-                }
+                r = &mut replica => break Some(r),
             }
+        };
+        if let Some(r) = ended {
+            if let Some(server) = server {
+                server.shutdown().await;
+            }
+            r??;
+            bail!("the replica stopped on its own");
         }
         tracing::info!("stopping");
         let _ = stop.send(true);
         replica.await??;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
         tracing::info!("stopped");
         Ok(())
     })
+}
+
+/// SIGHUP/SIGUSR2 on a replica: re-reads the file and sends the schedule
+/// diff (removed, new or changed schedules; new or changed queues)
+/// through the inbox to the leader's engine. An invalid file is refused
+/// whole; an input the leader refuses, or no leader answering, is logged
+/// and the previous plan stays the base of the next diff. The replicas'
+/// files should stay the same: a replica that becomes leader applies its
+/// own file at the start of its term.
+async fn reload_replica(
+    control: &PgControl,
+    current: Plan,
+    path: &Path,
+    format: Format,
+    signal: &'static str,
+) -> Plan {
+    tracing::info!(file = %path.display(), signal, "reloading through the inbox");
+    let loaded = Plan::load_checked_with(
+        path,
+        format,
+        current.crontab_options,
+        &EngineConfig::default(),
+        SystemClock.now(),
+    );
+    let plan = match loaded {
+        Ok(p) => p,
+        Err(diags) => {
+            for d in &diags {
+                tracing::error!("{}", d.render(&path.display().to_string()));
+            }
+            tracing::error!(
+                problems = diags.len(),
+                "reload refused: the file is invalid; keeping the running config"
+            );
+            return current;
+        }
+    };
+    let (old, new) = (current.setup(), plan.setup());
+    let mut inputs = Vec::new();
+    for q in &new.queues {
+        if !old.queues.contains(q) {
+            inputs.push(Input::DeclareQueue(q.clone()));
+        }
+    }
+    for s in &old.schedules {
+        if !new.schedules.iter().any(|n| n.name == s.name) {
+            inputs.push(Input::RemoveSchedule {
+                name: s.name.clone(),
+            });
+        }
+    }
+    for s in &new.schedules {
+        if !old.schedules.contains(s) {
+            inputs.push(Input::UpsertSchedule(s.clone()));
+        }
+    }
+    if inputs.is_empty() {
+        tracing::info!("reload: nothing changed");
+        return plan;
+    }
+    let count = inputs.len();
+    for input in inputs {
+        if let Err(e) = control.submit(input).await {
+            tracing::error!(error = %e, code = e.code(), "reload failed part way; send the signal again");
+            return current;
+        }
+    }
+    tracing::info!(inputs = count, "reload applied by the leader");
+    plan
 }
 
 /// Binds the HTTP listener; a failure to bind the default address is a

@@ -170,6 +170,32 @@ CREATE INDEX chime_jobs_claim ON {schema}.chime_jobs (queue, priority DESC, run_
     WHERE state = 'available';
 "#,
     },
+    Migration {
+        version: 5,
+        name: "schedule-write inbox",
+        sql: r#"
+-- Schedule and queue inputs (core's Input JSON, kept as text) that any
+-- replica submitted for the leader's engine, applied in id order. A
+-- submitter takes a transaction-scoped advisory lock around its insert,
+-- so ids are committed in the order they are handed out (a leader never
+-- sees id 7 before id 6 commits). applied_at is set in the transaction
+-- that journals the input under the leader's epoch, so an input is
+-- applied exactly once; reply or error (JSON) follow, then a NOTIFY.
+CREATE TABLE {schema}.chime_inbox (
+    id           bigserial   PRIMARY KEY,
+    engine       text        NOT NULL,
+    input        text        NOT NULL,
+    submitted_at timestamptz NOT NULL DEFAULT now(),
+    applied_at   timestamptz,
+    epoch        bigint,
+    reply        text,
+    error        text,
+    CHECK (reply IS NULL OR error IS NULL)
+);
+CREATE INDEX chime_inbox_pending ON {schema}.chime_inbox (engine, id) WHERE applied_at IS NULL;
+CREATE INDEX chime_inbox_applied ON {schema}.chime_inbox (applied_at) WHERE applied_at IS NOT NULL;
+"#,
+    },
 ];
 
 /// The SQL of migration `version` (tests check it against core's rules).

@@ -6,8 +6,10 @@
 //! [`fires`] (one row per fire, so two leaders can never both fire a
 //! boundary), [`PgQueues`] (job queues claimed with `FOR UPDATE SKIP
 //! LOCKED`, and enqueued from inside the application's own transaction
-//! with [`PgQueues::enqueue_in`]), and the worker pools on them
-//! ([`workers`]).
+//! with [`PgQueues::enqueue_in`]), the worker pools on them
+//! ([`workers`]), the schedule-write inbox through which any replica
+//! reaches the leader's engine ([`PgControl`], `chime_inbox`), and every
+//! replica's HTTP listener ([`http`]: health, metrics, reads).
 //!
 //! Everything lives in one Postgres schema (default `chime`), so several
 //! deployments — or parallel tests — can share one database. Time that
@@ -17,18 +19,26 @@
 //! `docs/postgres.md`.
 
 mod bridge;
+mod control;
 pub mod fires;
+#[cfg(feature = "http")]
+pub mod http;
+mod inbox;
 mod lease;
 pub mod migrate;
 mod queue;
 mod reconnect;
 pub mod replica;
+mod status;
 mod store;
 pub mod workers;
 
 mod connection;
 
 pub use connection::{PgConfig, PgError, connect};
+pub use control::PgControl;
+pub use inbox::{InboxOptions, RemoteError, is_control};
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions, default_holder};
 pub use queue::{PgQueues, QueueError};
+pub use status::{ReplicaStatus, StatusView};
 pub use store::PgStore;

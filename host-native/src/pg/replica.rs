@@ -17,9 +17,11 @@
 
 use super::connection::{PgConfig, PgError};
 use super::fires::{ended, mark_settled};
+use super::inbox::{Consumer, DrainError, InboxSlot};
 use super::lease::{LeaderLease, LeaseGrant, LeaseOptions};
 use super::queue::{PgQueues, QueueError};
 use super::reconnect::{Backoff, retryable};
+use super::status::ReplicaStatus;
 use super::store::PgStore;
 use super::workers::{PgSource, PoolWakes, forward_wakes};
 use crate::driver::{Clock, Driver, DriverConfig, Handle};
@@ -59,6 +61,10 @@ pub struct ReplicaConfig {
     pub reconnect_first: Duration,
     /// The longest wait between attempts.
     pub reconnect_max: Duration,
+    /// What the replica reports on its listener (shared with it).
+    pub status: Arc<ReplicaStatus>,
+    /// How long applied inbox rows are kept (see `pg/inbox.rs`).
+    pub inbox_retention: Duration,
 }
 
 impl ReplicaConfig {
@@ -77,6 +83,8 @@ impl ReplicaConfig {
             settle_every: Duration::from_millis(250),
             reconnect_first: Duration::from_millis(200),
             reconnect_max: Duration::from_secs(5),
+            status: Arc::default(),
+            inbox_retention: super::InboxOptions::default().retention,
         }
     }
 }
@@ -118,6 +126,8 @@ pub async fn run(
         if connected {
             backoff.reset();
         }
+        cfg.status.set_connected(false);
+        cfg.status.db_error();
         let delay = backoff.next_delay();
         tracing::warn!(
             reason = %reason,
@@ -182,6 +192,7 @@ async fn session(
         .await
         .map_err(|e| ended_by("opening the leader lease", e))?;
     tracing::info!("connected to the database");
+    cfg.status.set_connected(true);
     // Everything below stops on this: the caller's stop, or a lost
     // connection.
     let (halt, halted) = watch::channel(false);
@@ -207,7 +218,7 @@ async fn session(
     }
     tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone()));
     tasks.spawn(maintain(queues.clone(), cfg.maintain_every, halted.clone()));
-    let bidding = bid(cfg, setup, lease, clock, halted);
+    let bidding = bid(cfg, setup, queues.clone(), lease, clock, halted);
     tokio::pin!(bidding);
     let mut lost = None;
     let ended = loop {
@@ -244,6 +255,7 @@ async fn session(
 async fn bid(
     cfg: &ReplicaConfig,
     setup: &Setup,
+    queues: Arc<PgQueues>,
     mut lease: LeaderLease,
     clock: Arc<dyn Clock>,
     mut stop: watch::Receiver<bool>,
@@ -264,14 +276,26 @@ async fn bid(
         }
         match lease.acquire().await {
             Ok(Some(grant)) => {
-                match lead(cfg, setup, &mut lease, grant, clock.clone(), &mut stop).await {
+                let term = lead(
+                    cfg,
+                    setup,
+                    &queues,
+                    &mut lease,
+                    grant,
+                    clock.clone(),
+                    &mut stop,
+                );
+                match term.await {
                     Ok(Term::Stopped) => return Ok(()),
                     Ok(Term::Lost) => {}
                     Err(e) => tracing::error!(error = %e, "leading failed"),
                 }
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "bidding for the leader lease failed"),
+            Err(e) => {
+                cfg.status.db_error();
+                tracing::warn!(error = %e, "bidding for the leader lease failed");
+            }
         }
         tokio::select! {
             () = tokio::time::sleep(retry) => {}
@@ -292,6 +316,7 @@ enum Term {
 async fn lead(
     cfg: &ReplicaConfig,
     setup: &Setup,
+    queues: &Arc<PgQueues>,
     lease: &mut LeaderLease,
     grant: LeaseGrant,
     clock: Arc<dyn Clock>,
@@ -304,8 +329,11 @@ async fn lead(
     driver_cfg.engine.standalone = false;
     // A paused leader must not hold the lease row's lock past its TTL.
     let idle_limit = cfg.lease.ttl / 2;
+    let slot = InboxSlot::default();
+    let store_slot = slot.clone();
     let driver = tokio::task::spawn_blocking(move || {
-        let mut store = PgStore::open(&pg, &name, epoch, &driver_cfg.engine)?;
+        let mut store =
+            PgStore::open(&pg, &name, epoch, &driver_cfg.engine)?.with_inbox(store_slot);
         store.limit_idle_in_transaction(idle_limit)?;
         Driver::recover(Box::new(store), clock, driver_cfg)
     })
@@ -313,6 +341,7 @@ async fn lead(
     let handle = driver.handle();
     let running = tokio::spawn(driver.run());
     tracing::info!(epoch = epoch.0, "leading: engine loaded");
+    cfg.status.begin_term(epoch.0, grant.db_expires_at_ms);
     let term = async {
         handle
             .call(Input::Leadership(Some(grant.leadership())))
@@ -327,9 +356,20 @@ async fn lead(
             setup.schedules.clone(),
         )
         .await?;
-        serve(cfg, lease, &handle, stop).await
+        let inbox = Consumer {
+            client: super::connect(&cfg.pg.url).await.map_err(pg_error)?,
+            schema: cfg.pg.schema.clone(),
+            engine: cfg.name.clone(),
+            epoch: epoch.0,
+            slot,
+            retention: cfg.inbox_retention,
+            queues: queues.clone(),
+            settle_timeout_ms: cfg.settle_timeout_ms,
+        };
+        serve(cfg, lease, &handle, inbox, stop).await
     }
     .await;
+    cfg.status.end_term();
     handle.stop();
     let ended = running.await;
     match (&term, ended) {
@@ -352,16 +392,30 @@ async fn serve(
     cfg: &ReplicaConfig,
     lease: &mut LeaderLease,
     handle: &Handle,
+    inbox: Consumer,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<Term, RunError> {
     let client = super::connect(&cfg.pg.url).await.map_err(pg_error)?;
+    // Wake-ups of submitted rows; the inbox tick covers a lost one.
+    let (_listening, submitted) =
+        super::inbox::listen(&cfg.pg.url, &super::inbox::channel(&cfg.pg.schema))
+            .await
+            .map_err(pg_error)?;
+    let mut submitted = Some(submitted);
+    if let Err(e) = inbox.settle_lost_replies().await {
+        tracing::warn!(error = %e, "settling lost inbox replies failed");
+        cfg.status.db_error();
+    }
     let mut renew = tokio::time::interval(cfg.lease.renew_every());
     renew.reset();
     let mut settle = tokio::time::interval(cfg.settle_every);
+    let mut inbox_tick = tokio::time::interval(Duration::from_millis(500));
+    let mut prune = tokio::time::interval(Duration::from_secs(60));
     loop {
         tokio::select! {
             _ = renew.tick() => match lease.renew().await {
                 Ok(g) => {
+                    cfg.status.renewed(g.db_expires_at_ms, g.round_trip);
                     let _ = handle.call(Input::Leadership(Some(g.leadership()))).await?;
                 }
                 Err(e @ PgError::LeaseLost { .. }) => {
@@ -369,8 +423,32 @@ async fn serve(
                     return Ok(Term::Lost);
                 }
                 // The grant runs out on its own if this keeps failing.
-                Err(e) => tracing::warn!(error = %e, "renewing the leader lease failed"),
+                Err(e) => {
+                    cfg.status.db_error();
+                    tracing::warn!(error = %e, "renewing the leader lease failed");
+                }
             },
+            n = async { submitted.as_mut()?.recv().await }, if submitted.is_some() => {
+                if n.is_none() {
+                    // Polled on the tick for the rest of the term.
+                    submitted = None;
+                    tracing::warn!("the inbox listener's connection closed");
+                }
+                if drain(cfg, &inbox, handle).await.is_err() {
+                    return Ok(Term::Lost);
+                }
+            }
+            _ = inbox_tick.tick() => {
+                if drain(cfg, &inbox, handle).await.is_err() {
+                    return Ok(Term::Lost);
+                }
+            }
+            _ = prune.tick() => {
+                if let Err(e) = inbox.prune().await {
+                    cfg.status.db_error();
+                    tracing::warn!(error = %e, "pruning the inbox failed");
+                }
+            }
             _ = settle.tick() => {
                 if client.is_closed() {
                     // A new term opens a new connection.
@@ -378,6 +456,7 @@ async fn serve(
                     return Ok(Term::Lost);
                 }
                 if let Err(e) = settle_ended(&client, cfg, handle).await {
+                    cfg.status.db_error();
                     tracing::warn!(error = %e, "settling ended fires failed");
                 }
             }
@@ -385,6 +464,29 @@ async fn serve(
             _ = stop.changed() => return Ok(Term::Stopped),
         }
     }
+}
+
+/// Applies the pending inbox rows (a few batches, then back to the loop
+/// so renewals are not starved; the next wake-up or tick goes on). `Err`:
+/// the engine stopped, the term is over.
+async fn drain(cfg: &ReplicaConfig, inbox: &Consumer, handle: &Handle) -> Result<(), ()> {
+    for _ in 0..4 {
+        match inbox.drain(handle).await {
+            Ok(n) => {
+                cfg.status.applied(n as u64);
+                if n < super::inbox::BATCH as usize {
+                    return Ok(());
+                }
+            }
+            Err(DrainError::Stopped) => return Err(()),
+            Err(DrainError::Db(e)) => {
+                cfg.status.db_error();
+                tracing::warn!(error = %e, "applying the inbox failed");
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Tells the engine about fires whose job ended, then marks them: only

@@ -12,6 +12,7 @@
 use super::bridge::Bridge;
 use super::connection::{PgConfig, PgError, check_schema};
 use super::fires::{Deliveries, Destination};
+use super::inbox::{InboxSlot, mark_sql};
 use super::migrate::migrate;
 use crate::store::{Recovered, Store, StoreError};
 use chime_core::{Command, EngineConfig, Epoch, JournalEntry, Snapshot, journal};
@@ -42,6 +43,9 @@ pub struct PgStore {
     epoch: u64,
     first_seq: i64,
     next_seq: i64,
+    /// The inbox row the leader is applying, marked applied by the append
+    /// that journals its input (see `pg/inbox.rs`).
+    inbox: Option<InboxSlot>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -92,9 +96,18 @@ impl PgStore {
             epoch: epoch.0,
             first_seq: 0,
             next_seq: 0,
+            inbox: None,
         };
         store.read_bounds()?;
         Ok(store)
+    }
+
+    /// Marks the inbox row in `slot` applied in the append that journals
+    /// its input: the input and its row commit together, so a takeover
+    /// neither loses nor repeats it.
+    pub(crate) fn with_inbox(mut self, slot: InboxSlot) -> PgStore {
+        self.inbox = Some(slot);
+        self
     }
 
     /// The epoch every write is checked against.
@@ -257,6 +270,11 @@ impl Store for PgStore {
             self.tables.journal
         );
         let (leader, engine, epoch) = (self.tables.leader.clone(), self.engine.clone(), self.epoch);
+        let claimed = self
+            .inbox
+            .as_ref()
+            .and_then(|s| s.matching(entries.iter().map(|e| &e.input)));
+        let mark = mark_sql(&self.tables.schema);
         self.bridge.call(move |c| {
             Box::pin(async move {
                 let tx = c
@@ -267,12 +285,20 @@ impl Store for PgStore {
                 tx.execute(&insert, &[&engine, &(epoch as i64), &seqs, &lines])
                     .await
                     .map_err(PgError::db("appending to the journal"))?;
+                if let Some(id) = claimed {
+                    tx.execute(&mark, &[&id, &(epoch as i64)])
+                        .await
+                        .map_err(PgError::db("marking an inbox row applied"))?;
+                }
                 tx.commit()
                     .await
                     .map_err(PgError::db("committing an append"))?;
                 Ok::<_, StoreError>(())
             })
         })??;
+        if let (Some(slot), Some(id)) = (&self.inbox, claimed) {
+            slot.marked(id);
+        }
         self.next_seq += entries.len() as i64;
         Ok(())
     }

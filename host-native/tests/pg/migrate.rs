@@ -98,7 +98,7 @@ async fn version_4_renames_stored_states_to_cores() {
     ))
     .await
     .unwrap();
-    assert_eq!(migrate(&mut c, &cfg.schema).await.unwrap(), [4]);
+    assert_eq!(migrate_to(&mut c, &cfg.schema, 4).await.unwrap(), [4]);
     let states: Vec<String> = c
         .query(
             &format!("SELECT state FROM \"{s}\".chime_jobs ORDER BY id"),

@@ -141,3 +141,84 @@ pub async fn listen(
         .unwrap();
     (client, rx)
 }
+
+/// One in-process replica (`chime_native::pg::replica::run`) of the test's
+/// deployment: its config (with the status its listener reports), the
+/// stop switch and the task.
+pub struct InProcess {
+    pub cfg: chime_native::pg::replica::ReplicaConfig,
+    pub stop: tokio::sync::watch::Sender<bool>,
+    pub task: tokio::task::JoinHandle<Result<(), chime_native::RunError>>,
+}
+
+impl InProcess {
+    /// Stops it gracefully (a leader releases the lease).
+    pub async fn end(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+
+    /// Ends it without a goodbye, as a killed process would: the lease is
+    /// not released and runs out.
+    pub fn kill(self) {
+        self.task.abort();
+    }
+
+    /// Whether it leads now.
+    pub fn leading(&self) -> bool {
+        self.cfg.status.view().leading
+    }
+}
+
+/// Starts a replica named `holder` with lease TTL `ttl_ms`, declaring the
+/// queue `ticks` and no schedules or workers.
+pub fn replica(config: &PgConfig, holder: &str, ttl_ms: u64) -> InProcess {
+    use chime_native::pg::replica::{ReplicaConfig, run};
+    let mut cfg = ReplicaConfig::new(config.clone());
+    cfg.holder = holder.to_owned();
+    cfg.lease = LeaseOptions {
+        ttl: Duration::from_millis(ttl_ms),
+        skew_allowance: Duration::from_millis(ttl_ms / 10),
+    };
+    let setup = chime_native::Setup {
+        queues: vec![chime_core::QueueConfig::new("ticks")],
+        ..Default::default()
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(run(
+        cfg.clone(),
+        setup,
+        Arc::new(chime_native::driver::SystemClock),
+        stopped,
+    ));
+    InProcess { cfg, stop, task }
+}
+
+/// Waits (bounded) until exactly one of `replicas` leads; its index.
+pub async fn one_leader(replicas: &[&InProcess], within: Duration) -> usize {
+    let t = std::time::Instant::now();
+    loop {
+        let leading: Vec<usize> = (0..replicas.len())
+            .filter(|&i| replicas[i].leading())
+            .collect();
+        if leading.len() == 1 {
+            return leading[0];
+        }
+        assert!(
+            t.elapsed() < within,
+            "no single leader within {within:?}: {leading:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A schedule on queue `ticks`, overlap `allow` (no worker ends its jobs).
+pub fn schedule(name: &str, spec: &str) -> chime_core::ScheduleDef {
+    serde_json::from_value(serde_json::json!({
+        "name": name,
+        "spec": spec,
+        "target": { "queue": "ticks" },
+        "overlap": "allow",
+    }))
+    .unwrap()
+}
