@@ -143,6 +143,8 @@ pub async fn run_pool<S: JobSource>(
             });
         }
     }
+    // Finished tasks stay in the set until joined: count only live ones.
+    while tasks.try_join_next().is_some() {}
     let running = tasks.len();
     if running > 0 {
         tracing::info!(queue = %cfg.queue, running, grace = ?cfg.grace, "waiting for running jobs");
