@@ -11,7 +11,7 @@
 //! the driver task ([`Handle::inspect`]).
 //!
 //! Every request is bounded: a token ([`auth`]), a body size and time
-//! ([`body`]), header read time, requests and long-polls in flight in
+//! (`body.rs`), header read time, requests and long-polls in flight in
 //! total (503 `busy`) and per token (429 `too_many_requests`).
 
 pub mod auth;
