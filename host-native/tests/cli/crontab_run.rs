@@ -5,52 +5,17 @@
 //! inspect` refuses the held directory, then reads it once the daemon has
 //! stopped; `chime replay` verifies its journal.
 
+use crate::daemon::{Daemon, read, signal, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 fn chime() -> Command {
     Command::new(env!("CARGO_BIN_EXE_chime"))
 }
 
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
 fn count(p: &Path, line: &str) -> usize {
     read(p).lines().filter(|l| *l == line).count()
-}
-
-/// Polls `cond` every 100 ms for up to 30 s (the machine may be busy).
-fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("timed out waiting for {what}; daemon log:\n{}", read(log));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Kills the daemon if the test fails before stopping it.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig}");
 }
 
 #[test]

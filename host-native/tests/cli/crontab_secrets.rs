@@ -5,37 +5,11 @@
 //! other), also for a failed run kept as a dead letter. Before, the
 //! variables travelled in every payload.
 
+use crate::daemon::{Daemon, read, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 const SECRET: &str = "hunter2";
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
-fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("timed out waiting for {what}; daemon log:\n{}", read(log));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Kills the daemon if the test fails before stopping it.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// Every file under `dir` whose bytes contain the secret.
 fn files_with_secret(dir: &Path) -> Vec<String> {

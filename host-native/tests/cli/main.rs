@@ -1,7 +1,7 @@
 //! The `chime` binary as real processes: its small commands, `validate`,
 //! `inspect`, `replay`, the daemon's HTTP side, a crontab daemon's life and
 //! the crontab reader on hostile input, and crash recovery (the process
-//! killed, restarted).
+//! killed, restarted). `daemon`: the helpers the daemon scenarios share.
 //!
 //! One scenario per module; run one with
 //! `cargo test -p chime-native --test cli <module>::`.
@@ -13,6 +13,7 @@ mod crontab_lint;
 mod crontab_robustness;
 mod crontab_run;
 mod crontab_secrets;
+mod daemon;
 mod daemon_http;
 mod inspect;
 mod inspect_read_only;

@@ -6,36 +6,9 @@
 //! retry's, which the restart's `recover` starts at once. Before, the orphaned `sh` finished its run too: one fire, two
 //! complete runs.
 
+use crate::daemon::{Daemon, read, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
-/// Polls `cond` every 50 ms for up to 30 s (the machine may be busy).
-fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("timed out waiting for {what}; daemon log:\n{}", read(log));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Kills the daemon if the test fails before stopping it.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
+use std::process::{Command, Stdio};
 
 fn spawn(config: &Path, data: &Path, log: &Path, token: &str) -> Daemon {
     let err = std::fs::OpenOptions::new()

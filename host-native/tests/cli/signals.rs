@@ -5,9 +5,9 @@
 //! stops with exit 0, and a command whose stdout or stderr is a closed
 //! pipe exits with its own status (they used to panic: exit 101).
 
+use crate::daemon::{Daemon, read, signal, wait_for};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 const CONFIG: &str = r#"
 [[queue]]
@@ -22,41 +22,6 @@ target = { queue = "jobs" }
 queue = "jobs"
 command = ["sh", "-c", "echo ran >> \"$CHIME_TEST_OUT\""]
 "#;
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
-fn wait_for(what: &str, log: &Path, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("timed out waiting for {what}; daemon log:\n{}", read(log));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Kills the daemon if the test fails before stopping it.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig}");
-}
 
 fn daemon(dir: &Path, stderr: Stdio) -> Daemon {
     let config = dir.join("chime.toml");
