@@ -110,7 +110,9 @@ pub use wire::job::{Claimed, JobInfo, JobState};
 pub use wire::payload::{Headers, Payload};
 pub use wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
 pub use wire::reply::Reply;
-pub use wire::schedule_def::{Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target};
+pub use wire::schedule_def::{
+    Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
+};
 
 /// Internals that only tests and benchmarks reach (feature `testing`): the
 /// cron matcher on its own, civil date-times, the duration grammar and the

@@ -263,11 +263,11 @@ fn upsert(c: &mut Criterion, n: usize, label: &str) {
                         far += 1;
                         assert!(far < n - 4, "removals stay clear of the hot spot");
                         let name = format!("sched-{i:07}");
-                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                        e.handle(t(START), Input::remove_schedule(name)).unwrap();
                     }
                 } else {
                     for name in names {
-                        e.handle(t(START), Input::RemoveSchedule { name }).unwrap();
+                        e.handle(t(START), Input::remove_schedule(name)).unwrap();
                     }
                 }
                 drain(&mut e);

@@ -934,7 +934,7 @@ impl Checker {
                     fires.len()
                 );
             }
-            (Input::RemoveSchedule { name }, Ok(Reply::ScheduleRemoved { existed })) => {
+            (Input::RemoveSchedule { name, .. }, Ok(Reply::ScheduleRemoved { existed })) => {
                 assert_eq!(
                     *existed,
                     self.tracks.contains_key(name),

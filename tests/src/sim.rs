@@ -573,11 +573,10 @@ impl Sim {
                     overlap: None,
                 }
             }
-            5 => Input::RemoveSchedule { name },
+            5 => Input::remove_schedule(name),
             6 if self.on("recreate") => {
                 // Remove + re-create the same name, then trigger or backfill.
-                self.input(Input::RemoveSchedule { name: name.clone() })
-                    .unwrap();
+                self.input(Input::remove_schedule(name.clone())).unwrap();
                 self.create(i);
                 if self.rng.chance(50) {
                     Input::TriggerSchedule {

@@ -80,3 +80,15 @@ test('lookup errors name what was not found in `field`', () => {
   e.handle(T0, { claim: { queue: 'q', worker: 'w', max: 1 } });
   throwsChime(() => e.handle(T0, { complete: { job: enqueued.job, token: 12345 } }), 'lease_lost', 'token');
 });
+
+test('an api upsert or removal of a declared schedule is schedule_declared and changes nothing', () => {
+  const e = new Engine();
+  e.handle(T0, { upsertSchedule: { name: 'nightly', spec: '@every 1h', target: { queue: 'q' } } });
+  const api = { name: 'nightly', spec: '@every 1m', target: { queue: 'q' }, origin: 'api' };
+  throwsChime(() => e.handle(T0, { upsertSchedule: api }), 'schedule_declared', 'schedule');
+  throwsChime(() => e.handle(T0, { removeSchedule: { name: 'nightly', origin: 'api' } }), 'schedule_declared', 'schedule');
+  const info = e.schedule('nightly');
+  if (info.def.spec !== '@every 1h' || info.def.origin !== undefined) throw new Error(JSON.stringify(info));
+  e.handle(T0, { upsertSchedule: { ...api, name: 'adhoc' } });
+  if (e.schedule('adhoc').def.origin !== 'api') throw new Error('origin kept');
+});

@@ -112,7 +112,7 @@ mod tests {
             },
             JournalEntry {
                 now: Timestamp::from_millis(6).unwrap(),
-                input: Input::RemoveSchedule { name: "x".into() },
+                input: Input::remove_schedule("x"),
             },
         ];
         let text = write(&entries);

@@ -252,7 +252,7 @@ impl Engine {
                 })
             }
             Input::UpsertSchedule(def) => self.upsert(def, prepared.into_spec()),
-            Input::RemoveSchedule { name } => Ok(self.remove(&name)),
+            Input::RemoveSchedule { name, origin } => self.remove(&name, origin),
             Input::PauseSchedule { name, note } => self.pause(&name, note),
             Input::ResumeSchedule { name } => self.resume(&name),
             Input::TriggerSchedule { name, overlap } => self.trigger(&name, overlap),

@@ -14,7 +14,7 @@ use crate::wire::error::Error;
 use crate::wire::ids::{FireId, FireKind};
 use crate::wire::input::FireOutcome;
 use crate::wire::reply::Reply;
-use crate::wire::schedule_def::{Overlap, ScheduleDef, ScheduleStatus};
+use crate::wire::schedule_def::{Origin, Overlap, ScheduleDef, ScheduleStatus};
 use std::sync::Arc;
 
 impl Engine {
@@ -40,6 +40,7 @@ impl Engine {
     /// `UpsertSchedule` (the def is validated and its spec parsed).
     pub(crate) fn upsert(&mut self, def: ScheduleDef, spec: Spec) -> Result<Reply, Error> {
         let (now, seed) = (self.clock, self.config.seed);
+        self.owned_by(&def.name, def.origin)?;
         let Some(idx) = self.schedules.idx(&def.name) else {
             return self.create(def, spec);
         };
@@ -199,7 +200,8 @@ impl Engine {
 
     /// `RemoveSchedule`: in-flight jobs are left alone; a buffered fire is
     /// dropped (`fire_dropped`, reason `removed`).
-    pub(crate) fn remove(&mut self, name: &str) -> Reply {
+    pub(crate) fn remove(&mut self, name: &str, by: Origin) -> Result<Reply, Error> {
+        self.owned_by(name, by)?;
         let removed = self.schedules.remove(name);
         if let Some(b) = removed.as_ref().and_then(|s| s.buffered()) {
             self.out.event(Event::FireDropped {
@@ -207,8 +209,19 @@ impl Engine {
                 reason: "removed".into(),
             });
         }
-        Reply::ScheduleRemoved {
+        Ok(Reply::ScheduleRemoved {
             existed: removed.is_some(),
+        })
+    }
+
+    /// Refuses an `api` change of a declared schedule: the declaration
+    /// would undo it at the next start, so it is made there instead.
+    fn owned_by(&self, name: &str, by: Origin) -> Result<(), Error> {
+        match self.schedules.idx(name) {
+            Some(idx) if by == Origin::Api && self.schedules.at(idx).origin == Origin::Declared => {
+                Err(Error::ScheduleDeclared(name.to_owned()))
+            }
+            _ => Ok(()),
         }
     }
 

@@ -70,7 +70,7 @@ pub(crate) fn prepare(
         // `error` is truncated, `retry_at` is any valid instant: nothing to refuse.
         Input::Fail { .. } => {}
         Input::UpsertSchedule(def) => return Ok(Prepared::Spec(Box::new(check_def(def, config)?))),
-        Input::RemoveSchedule { name }
+        Input::RemoveSchedule { name, .. }
         | Input::PauseSchedule { name, .. }
         | Input::ResumeSchedule { name }
         | Input::TriggerSchedule { name, .. } => schedule_name(name)?,

@@ -247,6 +247,7 @@ mod tests {
             // `allow`, so that the cap's own selection shows.
             overlap: Overlap::Allow,
             catchup,
+            origin: Default::default(),
         };
         let spec = Spec::parse(spec, &SpecOptions::default()).unwrap();
         let grid = Arc::new(Grid::new(GridKey::of(&def), spec));

@@ -15,7 +15,7 @@ use crate::wire::command::{Event, Output};
 use crate::wire::ids::{Epoch, FireId, JobId};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::schedule_def::{
-    Catchup, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
+    Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -229,6 +229,8 @@ pub(crate) struct Schedule {
     pub paused: bool,
     /// Active, paused or completed.
     pub status: ScheduleStatus,
+    /// `ScheduleDef::origin`.
+    pub origin: Origin,
     /// Rarely set parts.
     pub x: Option<Box<Extras>>,
 }
@@ -254,6 +256,7 @@ impl Schedule {
             priority: 0,
             overlap: Overlap::default(),
             paused: false,
+            origin: Origin::Declared,
             status: if def.paused {
                 ScheduleStatus::Paused
             } else {
@@ -275,6 +278,7 @@ impl Schedule {
         self.priority = def.target.priority;
         self.overlap = def.overlap;
         self.paused = def.paused;
+        self.origin = def.origin;
         let x = self.x.get_or_insert_with(Box::default);
         x.start_at = def.start_at;
         x.end_at = def.end_at;
@@ -307,6 +311,7 @@ impl Schedule {
             paused: self.paused,
             overlap: self.overlap,
             catchup: self.catchup(),
+            origin: self.origin,
         }
     }
 
@@ -326,6 +331,7 @@ impl Schedule {
             && self.paused == def.paused
             && self.overlap == def.overlap
             && self.catchup() == def.catchup
+            && self.origin == def.origin
     }
 
     /// Epoch of the last fire.

@@ -41,6 +41,13 @@ pub enum Error {
     /// No schedule by that name.
     #[error("unknown_schedule: no schedule named {0:?}")]
     UnknownSchedule(String),
+    /// An `api` upsert or removal of a schedule the config (or the host's
+    /// code) declares: the declaration is its source of truth, and a
+    /// change made around it would be undone at the next start.
+    #[error(
+        "schedule_declared: schedule {0:?} is declared by the config; change it there (pause, resume, trigger and backfill work through the API)"
+    )]
+    ScheduleDeclared(String),
     /// No queue by that name.
     #[error("unknown_queue: no queue named {0:?}")]
     UnknownQueue(String),
@@ -115,6 +122,7 @@ impl Error {
             Error::Spec(e) => e.code(),
             Error::InvalidInput { .. } => "invalid_input",
             Error::UnknownSchedule(_) => "unknown_schedule",
+            Error::ScheduleDeclared(_) => "schedule_declared",
             Error::UnknownQueue(_) => "unknown_queue",
             Error::UnknownJob(_) => "unknown_job",
             Error::UnknownFire(_) => "unknown_fire",
@@ -142,7 +150,7 @@ impl Error {
             // The thing that was not found or not held: the JS binding's
             // `ChimeError.field` and the HTTP error body name it, so a caller
             // can tell "no such schedule" from "no such queue" by field alone.
-            Error::UnknownSchedule(_) => Some("schedule"),
+            Error::UnknownSchedule(_) | Error::ScheduleDeclared(_) => Some("schedule"),
             Error::UnknownQueue(_) => Some("queue"),
             Error::UnknownJob(_) | Error::InvalidState { .. } => Some("job"),
             Error::UnknownFire(_) => Some("fire"),

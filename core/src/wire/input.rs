@@ -4,7 +4,7 @@ use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::QueueConfig;
-use crate::wire::schedule_def::{Overlap, ScheduleDef};
+use crate::wire::schedule_def::{Origin, Overlap, ScheduleDef};
 use serde::{Deserialize, Serialize};
 
 /// One mutation. Serialized externally tagged with camelCase names, e.g.
@@ -25,6 +25,12 @@ pub enum Input {
     RemoveSchedule {
         /// Schedule name.
         name: String,
+        /// Who asks: `api` may not remove a declared schedule
+        /// (`schedule_declared`); the declaring host (the default) may
+        /// remove any.
+        #[cfg_attr(feature = "ts", ts(optional = nullable))]
+        #[serde(default, skip_serializing_if = "Origin::is_declared")]
+        origin: Origin,
     },
     /// Stop firing; boundaries are skipped with reason `paused`.
     #[serde(rename_all = "camelCase")]
@@ -227,6 +233,17 @@ pub struct EnqueueRequest {
     /// String headers.
     #[serde(default, skip_serializing_if = "Headers::is_empty")]
     pub headers: Headers,
+}
+
+impl Input {
+    /// `RemoveSchedule` by the declaring host (config or code), which may
+    /// remove any schedule.
+    pub fn remove_schedule(name: impl Into<String>) -> Input {
+        Input::RemoveSchedule {
+            name: name.into(),
+            origin: Origin::Declared,
+        }
+    }
 }
 
 impl EnqueueRequest {

@@ -49,6 +49,35 @@ pub struct ScheduleDef {
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     #[serde(default)]
     pub catchup: Catchup,
+    /// Who owns the definition: `declared` (the config file or the
+    /// host's code, the default) or `api` (created at runtime through the
+    /// HTTP API). A host's start prunes only declared schedules it no
+    /// longer declares, and the API may not overwrite or remove a
+    /// declared one, so neither side silently undoes the other.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    #[serde(default, skip_serializing_if = "Origin::is_declared")]
+    pub origin: Origin,
+}
+
+/// Who owns a schedule's definition (see [`ScheduleDef::origin`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Declared by the config file or the host's code: the declaration is
+    /// the source of truth, and a start removes it once no longer declared.
+    #[default]
+    Declared,
+    /// Created through the API at runtime: kept across restarts, reloads
+    /// and leader changes until removed through the API.
+    Api,
+}
+
+impl Origin {
+    /// Whether this is the default, [`Origin::Declared`].
+    pub fn is_declared(&self) -> bool {
+        *self == Origin::Declared
+    }
 }
 
 /// The queue and job a fire creates.

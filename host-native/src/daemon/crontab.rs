@@ -235,6 +235,7 @@ pub fn parse_with(text: &str, opts: CrontabOptions) -> (Crontab, Vec<CrontabErro
             paused: false,
             overlap: Default::default(),
             catchup: Default::default(),
+            origin: Default::default(),
         };
         out.schedules.push((line, def));
     }

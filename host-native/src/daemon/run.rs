@@ -235,9 +235,7 @@ async fn reload_replica(
     }
     for s in &old.schedules {
         if !new.schedules.iter().any(|n| n.name == s.name) {
-            inputs.push(Input::RemoveSchedule {
-                name: s.name.clone(),
-            });
+            inputs.push(Input::remove_schedule(s.name.clone()));
         }
     }
     for s in &new.schedules {

@@ -2,7 +2,10 @@
 //! one core input, answered with core's reply (externally tagged,
 //! camelCase: `{"scheduleUpserted": {"version", "nextFire", "changed"}}`).
 //! `manage` on the schedule's name; an upsert also needs `manage` on the
-//! queue it targets (a token only touches what it owns).
+//! queue it targets (a token only touches what it owns). Schedules
+//! written here are `origin: api`: a start or reload never prunes them,
+//! and core refuses (409 `schedule_declared`) an upsert or removal of one
+//! the config declares.
 
 use super::App;
 use super::auth::{Principal, Scope};
@@ -11,7 +14,7 @@ use super::error::ApiError;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
-use chime_core::{Input, Overlap, QueueConfig, Reply, ScheduleDef, Timestamp};
+use chime_core::{Input, Origin, Overlap, QueueConfig, Reply, ScheduleDef, Timestamp};
 use serde::Deserialize;
 
 async fn submit(app: &App, input: Input) -> Result<Json<Reply>, ApiError> {
@@ -27,7 +30,10 @@ pub(super) async fn upsert(
 ) -> Result<Json<Reply>, ApiError> {
     who.require(Scope::Manage, "schedule", &name)?;
     let object: Object = body::decode(&app.body(body).await?)?;
-    let def: ScheduleDef = body::with_path_field(object, "name", &name)?;
+    let mut def: ScheduleDef = body::with_path_field(object, "name", &name)?;
+    // Whatever the body says: a schedule made here is the API's, kept
+    // across restarts and reloads; core refuses it over a declared one.
+    def.origin = Origin::Api;
     who.require(Scope::Manage, "queue", &def.target.queue)?;
     submit(&app, Input::UpsertSchedule(def)).await
 }
@@ -39,7 +45,8 @@ pub(super) async fn remove(
     Path(name): Path<String>,
 ) -> Result<Json<Reply>, ApiError> {
     who.require(Scope::Manage, "schedule", &name)?;
-    submit(&app, Input::RemoveSchedule { name }).await
+    let origin = Origin::Api;
+    submit(&app, Input::RemoveSchedule { name, origin }).await
 }
 
 #[derive(Deserialize)]

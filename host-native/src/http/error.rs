@@ -141,7 +141,7 @@ pub(crate) fn core_status(e: &chime_core::Error) -> StatusCode {
         "unknown_schedule" | "unknown_queue" | "unknown_job" | "unknown_fire" => {
             StatusCode::NOT_FOUND
         }
-        "lease_lost" | "invalid_state" | "lease_held" => StatusCode::CONFLICT,
+        "lease_lost" | "invalid_state" | "lease_held" | "schedule_declared" => StatusCode::CONFLICT,
         "payload_too_large" => StatusCode::PAYLOAD_TOO_LARGE,
         "limit_exceeded" => StatusCode::TOO_MANY_REQUESTS,
         "not_leader" | "stopping" | "backpressure" => StatusCode::SERVICE_UNAVAILABLE,

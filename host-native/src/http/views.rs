@@ -5,8 +5,8 @@
 use super::error::ApiError;
 use crate::driver::VitalSigns;
 use chime_core::{
-    Engine, EngineConfig, JobInfo, Occurrence, QueueStats, ScheduleInfo, ScheduleStatus, Spec,
-    SpecOptions, Timestamp,
+    Engine, EngineConfig, JobInfo, Occurrence, Origin, QueueStats, ScheduleInfo, ScheduleStatus,
+    Spec, SpecOptions, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +137,8 @@ pub struct ScheduleSummary {
     pub skipped: u64,
     /// Fires whose job is not finished yet.
     pub in_flight: usize,
+    /// `declared` (by the config) or `api` (made through the API).
+    pub origin: Origin,
 }
 
 /// `GET /v1/schedules`: every schedule, in name order.
@@ -163,6 +165,7 @@ impl ScheduleList {
                 fires: s.fires,
                 skipped: s.skipped,
                 in_flight: s.in_flight.len(),
+                origin: s.def.origin,
             })
             .collect();
         ScheduleList { schedules }

@@ -57,7 +57,7 @@ impl Handle {
     /// error: the engine says `existed: false`, and so does this).
     pub async fn remove_schedule(&self, name: &str) -> Result<bool, CallError> {
         let name = name.to_owned();
-        match self.reply(Input::RemoveSchedule { name }).await? {
+        match self.reply(Input::remove_schedule(name)).await? {
             Reply::ScheduleRemoved { existed } => Ok(existed),
             other => unreachable!("remove replied {other:?}"),
         }

@@ -175,9 +175,12 @@ pub async fn start(
     })
 }
 
-/// Declares `queues`, removes the stored schedules not among `schedules`
-/// and upserts `schedules`, through a running driver: what a start does
-/// after recovery.
+/// Declares `queues`, removes the stored declared schedules not among
+/// `schedules` and upserts `schedules`, through a running driver: what a
+/// start (and a new leader) does after recovery. Schedules made through
+/// the API (`origin: api`) are not the config's to prune: they stay
+/// until removed through the API (a declared one of the same name takes
+/// it over).
 pub(crate) async fn apply(
     handle: &Handle,
     queues: Vec<QueueConfig>,
@@ -189,6 +192,11 @@ pub(crate) async fn apply(
             engine
                 .schedule_names()
                 .filter(|n| !names.iter().any(|s| s == n))
+                .filter(|n| {
+                    engine
+                        .schedule(n)
+                        .is_some_and(|s| s.def.origin.is_declared())
+                })
                 .map(str::to_owned)
                 .collect()
         })
@@ -208,7 +216,7 @@ pub(crate) async fn apply(
     }
     for name in stale {
         tracing::info!(schedule = %name, "removing schedule not in the config");
-        call(Input::RemoveSchedule { name: name.clone() }, name).await?;
+        call(Input::remove_schedule(name.clone()), name).await?;
     }
     for s in schedules {
         let what = format!("schedule {}", s.name);

@@ -186,7 +186,7 @@ impl Running {
                 continue;
             }
             let name = s.name.clone();
-            call(Input::RemoveSchedule { name: name.clone() }, name.clone()).await?;
+            call(Input::remove_schedule(name.clone()), name.clone()).await?;
             tracing::info!(schedule = %name, "reload: schedule removed");
             report.removed.push(name);
         }

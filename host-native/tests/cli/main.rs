@@ -6,6 +6,7 @@
 //! One scenario per module; run one with
 //! `cargo test -p chime-native --test cli <module>::`.
 
+mod api_schedules_kept;
 mod api_tokens;
 mod commands;
 mod crash;

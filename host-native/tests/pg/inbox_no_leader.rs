@@ -38,13 +38,8 @@ async fn a_submit_without_a_leader_times_out_and_is_withdrawn() {
     assert_eq!(rows, 0, "the timed-out row is withdrawn");
     // A submit made now is answered once a replica starts and leads.
     let waiting = PgControl::new(pg.clone(), "chime", Default::default(), options(15));
-    let submit = tokio::spawn(async move {
-        waiting
-            .submit(Input::RemoveSchedule {
-                name: "orphan".into(),
-            })
-            .await
-    });
+    let submit =
+        tokio::spawn(async move { waiting.submit(Input::remove_schedule("orphan")).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let a = pg_support::replica(&pg, "a", 3_000);
     let reply = submit.await.unwrap().unwrap();

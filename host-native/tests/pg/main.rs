@@ -9,6 +9,7 @@
 //! `CHIME_REQUIRE_POSTGRES=1`): run them with
 //! `scripts/pg-test-server.sh cargo test -p chime-native --test pg [<module>::]`.
 
+mod api_schedule_kept;
 mod backends;
 mod pg_support;
 

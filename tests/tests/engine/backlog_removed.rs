@@ -40,7 +40,7 @@ fn removing_the_schedules_behind_ends_the_backlog() {
 
     // Remove the three that are still behind.
     for n in names.iter().filter(|n| !fired.iter().any(|f| f == *n)) {
-        h.ok(T + 10_000, Input::RemoveSchedule { name: (*n).into() });
+        h.ok(T + 10_000, Input::remove_schedule(*n));
     }
     let live = h.engine.poll_timeout();
     assert_eq!(live, Some(t(T + 20_000)), "nothing due: the next boundary");

@@ -126,7 +126,7 @@ fn stateless_inputs(job: JobId, token: LeaseToken) -> Vec<(Input, &'static str)>
             }),
             "invalid_input",
         ),
-        (Input::RemoveSchedule { name: "a b".into() }, "invalid_name"),
+        (Input::remove_schedule("a b"), "invalid_name"),
         (
             Input::PauseSchedule {
                 name: "a b".into(),

@@ -248,7 +248,7 @@ fn standalone_pause_and_changing_upsert_then_release() {
 #[test]
 fn removing_a_schedule_with_a_buffered_fire_reports_it_dropped() {
     let mut h = buffered_while_not_leader();
-    let (r, cmds) = h.ok(T0 + 8 * MIN, Input::RemoveSchedule { name: "p".into() });
+    let (r, cmds) = h.ok(T0 + 8 * MIN, Input::remove_schedule("p"));
     assert_eq!(r, Reply::ScheduleRemoved { existed: true });
     assert_eq!(
         events(&cmds),

@@ -70,7 +70,7 @@ fn trigger(h: &mut Harness, now: i64) -> (FireId, Fire) {
 }
 
 fn remove(h: &mut Harness, now: i64) {
-    let (r, _) = h.ok(now, Input::RemoveSchedule { name: "p".into() });
+    let (r, _) = h.ok(now, Input::remove_schedule("p"));
     assert_eq!(r, Reply::ScheduleRemoved { existed: true });
 }
 

@@ -46,6 +46,7 @@ mod restored_grant_expired;
 mod restored_ready_fire;
 mod resume_by_nominal;
 mod schedule_names;
+mod schedule_origin;
 mod simulation;
 mod snapshot_corrupt;
 mod snapshot_fields;

@@ -600,7 +600,7 @@ impl Model {
             Op::Remove(s) => {
                 let name = format!("s{s}");
                 let existed = self.chk.tracks(&name);
-                let (r, _) = self.step(Input::RemoveSchedule { name: name.clone() });
+                let (r, _) = self.step(Input::remove_schedule(name.clone()));
                 assert_eq!(r.unwrap(), Reply::ScheduleRemoved { existed });
                 if existed {
                     *self.incarnation.entry(name).or_default() += 1;

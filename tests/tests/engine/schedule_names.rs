@@ -23,12 +23,7 @@ fn names_in_order_through_create_and_remove() {
     }
     assert_eq!(names(&h), ["hourly", "nightly", "weekly"]);
     assert_eq!(h.engine.schedule_count(), 3);
-    h.ok(
-        S + 1,
-        Input::RemoveSchedule {
-            name: "nightly".into(),
-        },
-    );
+    h.ok(S + 1, Input::remove_schedule("nightly"));
     assert_eq!(names(&h), ["hourly", "weekly"]);
     assert_eq!(h.engine.schedule_count(), 2);
     h.check_replay();

@@ -37,12 +37,7 @@ fn format_clock_and_floors() {
         overlap: None,
     };
     h.ok(S + 1, trigger);
-    h.ok(
-        S + 2,
-        Input::RemoveSchedule {
-            name: "tick".into(),
-        },
-    );
+    h.ok(S + 2, Input::remove_schedule("tick"));
     let v = json(&h);
     assert_eq!((&v["versionFloor"], &v["seqFloor"]), (&2.into(), &1.into()));
     assert_eq!(h.engine.snapshot().clock(), t(S + 2));

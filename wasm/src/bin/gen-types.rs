@@ -45,6 +45,7 @@ fn main() {
         ScheduleDef::decl(&cfg),
         Target::decl(&cfg),
         Overlap::decl(&cfg),
+        Origin::decl(&cfg),
         Catchup::decl(&cfg),
         ScheduleStatus::decl(&cfg),
         ScheduleInfo::decl(&cfg),

@@ -6,7 +6,7 @@ use crate::spec::{FoldPolicy, GapPolicy};
 use crate::wire::input::FireOutcome;
 use crate::wire::job::JobState;
 use crate::wire::queue_config::QueueMode;
-use crate::wire::schedule_def::{Overlap, ScheduleStatus};
+use crate::wire::schedule_def::{Origin, Overlap, ScheduleStatus};
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, Expected, Unexpected, VariantAccess, Visitor,
 };
@@ -109,6 +109,7 @@ macro_rules! unit_enums {
 unit_enums! {
     Overlap, "Overlap": Skip = "skip", Allow = "allow", BufferOne = "buffer_one",
         CancelPrevious = "cancel_previous";
+    Origin, "Origin": Declared = "declared", Api = "api";
     QueueMode, "QueueMode": Local = "local", External = "external";
     ScheduleStatus, "ScheduleStatus": Active = "active", Paused = "paused",
         Completed = "completed";

@@ -9,7 +9,7 @@ use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
 use crate::wire::payload::{Headers, Payload};
-use crate::wire::schedule_def::Overlap;
+use crate::wire::schedule_def::{Origin, Overlap};
 use serde::de::{Deserializer, EnumAccess, VariantAccess, Visitor};
 use std::fmt;
 
@@ -64,6 +64,7 @@ struct InputArgs {
     outcome: Option<FireOutcome>,
     owner: Option<String>,
     ttl_ms: Option<i64>,
+    origin: Option<Origin>,
     out: Option<Input>,
 }
 
@@ -95,6 +96,7 @@ enum Arg {
     Outcome,
     Owner,
     TtlMs,
+    Origin,
 }
 
 macro_rules! variant {
@@ -119,7 +121,13 @@ static ARGS: [Option<ArgShape>; 24] = [
     None,
     None,
     None,
-    Some(variant!("RemoveSchedule", "1 element", ["name"], [Name], 0)),
+    Some(variant!(
+        "RemoveSchedule",
+        "2 elements",
+        ["name", "origin"],
+        [Name, Origin],
+        0b10
+    )),
     Some(variant!(
         "PauseSchedule",
         "2 elements",
@@ -250,6 +258,7 @@ impl Record for InputArgs {
             Arg::Outcome => Slot::Outcome(&mut self.outcome),
             Arg::Owner => Slot::Str(&mut self.owner),
             Arg::TtlMs => Slot::I64(&mut self.ttl_ms),
+            Arg::Origin => Slot::Origin(&mut self.origin),
         }
     }
 
@@ -259,6 +268,7 @@ impl Record for InputArgs {
         let input = match self.variant {
             3 => Input::RemoveSchedule {
                 name: req(self.name.take(), "name")?,
+                origin: self.origin.take().unwrap_or_default(),
             },
             4 => Input::PauseSchedule {
                 name: req(self.name.take(), "name")?,

@@ -58,7 +58,7 @@ use crate::wire::input::{FireOutcome, Input};
 use crate::wire::job::JobState;
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::QueueMode;
-use crate::wire::schedule_def::{Overlap, ScheduleStatus};
+use crate::wire::schedule_def::{Origin, Overlap, ScheduleStatus};
 use serde::Deserialize;
 use serde::de::{
     self, DeserializeSeed, Deserializer, Expected, IgnoredAny, MapAccess, SeqAccess, Unexpected,
@@ -318,6 +318,7 @@ scalar_fields! {
     Headers => Headers,
     Overlap => Overlap,
     Option<Overlap> => OptOverlap,
+    Origin => Origin,
     QueueMode => Mode,
     ScheduleStatus => Status,
     JobState => JobState,
@@ -358,6 +359,7 @@ pub(crate) enum Slot<'a> {
     Headers(&'a mut Option<Headers>),
     Overlap(&'a mut Option<Overlap>),
     OptOverlap(&'a mut Option<Option<Overlap>>),
+    Origin(&'a mut Option<Origin>),
     Mode(&'a mut Option<QueueMode>),
     Status(&'a mut Option<ScheduleStatus>),
     JobState(&'a mut Option<JobState>),
@@ -413,6 +415,7 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Slot::Headers(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::Overlap(o) => *o = Some(Decode::decode(d)?),
             Slot::OptOverlap(o) => *o = Some(option(d)?),
+            Slot::Origin(o) => *o = Some(Decode::decode(d)?),
             Slot::Mode(o) => *o = Some(Decode::decode(d)?),
             Slot::Status(o) => *o = Some(Decode::decode(d)?),
             Slot::JobState(o) => *o = Some(Decode::decode(d)?),

@@ -6,10 +6,10 @@ use crate::time::Timestamp;
 use crate::wire::config::{EngineConfig, Limits};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueTotals, Retention};
-use crate::wire::schedule_def::{Catchup, Overlap, ScheduleDef, Target};
+use crate::wire::schedule_def::{Catchup, Origin, Overlap, ScheduleDef, Target};
 
 record_decoder! {
-    ScheduleDefB => ScheduleDef, "ScheduleDef", "12 elements", deny_unknown: true;
+    ScheduleDefB => ScheduleDef, "ScheduleDef", "13 elements", deny_unknown: true;
     name: String, "name", req;
     spec: String, "spec", req;
     tz: Option<String>, "tz", def;
@@ -22,6 +22,7 @@ record_decoder! {
     paused: bool, "paused", def;
     overlap: Overlap, "overlap", def;
     catchup: Catchup, "catchup", def;
+    origin: Origin, "origin", def;
 }
 
 record_decoder! {

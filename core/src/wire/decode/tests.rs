@@ -11,7 +11,7 @@ use crate::wire::config::EngineConfig;
 use crate::wire::input::{FireOutcome, Input, JournalEntry};
 use crate::wire::job::JobState;
 use crate::wire::queue_config::QueueMode;
-use crate::wire::schedule_def::{Overlap, ScheduleStatus};
+use crate::wire::schedule_def::{Origin, Overlap, ScheduleStatus};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -28,7 +28,7 @@ const INPUTS: &[&str] = &[
     r#"{"enqueueOutbox":{"queue":"__chime_outbox:mail","payload":{"to":"a"},"key":"k"}}"#,
     r#"{"enqueueOutbox":{"queue":"__chime_outbox:mail","bogus":1}}"#,
     r#"{"declareQueue":{"name":"q","mode":"external","leaseMs":5,"maxAttempts":2,"backoff":{"baseMs":1,"capMs":2},"deadLetter":false,"retention":{"completedMax":1,"completedMs":2},"dedupWindowMs":3}}"#,
-    r#"{"upsertSchedule":{"name":"s","spec":"@every 1s","tz":"UTC","dst":{"gap":"skip","fold":"last"},"target":{"queue":"q","payload":{"a":[1,2.50]},"priority":-3,"maxAttempts":4,"headers":{"h":"v"}},"jitterMs":5,"startAt":1,"endAt":2,"maxFires":3,"paused":true,"overlap":"buffer_one","catchup":{"windowMs":1,"max":2}}}"#,
+    r#"{"upsertSchedule":{"name":"s","spec":"@every 1s","tz":"UTC","dst":{"gap":"skip","fold":"last"},"target":{"queue":"q","payload":{"a":[1,2.50]},"priority":-3,"maxAttempts":4,"headers":{"h":"v"}},"jitterMs":5,"startAt":1,"endAt":2,"maxFires":3,"paused":true,"overlap":"buffer_one","catchup":{"windowMs":1,"max":2},"origin":"api"}}"#,
     r#"{"removeSchedule":{"name":"s"}}"#,
     r#"{"removeSchedule":["s"]}"#,
     r#"{"pauseSchedule":{"name":"s","note":"why"}}"#,
@@ -208,6 +208,7 @@ fn tables_cover_every_variant() {
         }};
     }
     all!(Overlap: Skip, Allow, BufferOne, CancelPrevious);
+    all!(Origin: Declared, Api);
     all!(QueueMode: Local, External);
     all!(ScheduleStatus: Active, Paused, Completed);
     all!(JobState: Scheduled, Available, Claimed, Completed, Dead, Dropped, Cancelled);
