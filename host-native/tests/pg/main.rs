@@ -12,6 +12,7 @@
 mod backends;
 mod pg_support;
 
+mod api_suite;
 mod connection_lost;
 mod db_restart;
 mod driver;
