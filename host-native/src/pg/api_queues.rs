@@ -4,13 +4,13 @@
 //! sessions. Every verb is `PgQueues`'s own, forwarded.
 
 use super::connection::PgConfig;
-use super::queue::PgQueues;
+use super::queue::{PgQueues, QueueError};
 use crate::backend::{
     Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven,
 };
 use chime_core::{
-    Claimed, EngineConfig, EnqueueRequest, Error, JobId, JobInfo, JobPage, JobQuery, LeaseToken,
-    QueueConfig, Timestamp,
+    Claimed, EngineConfig, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery,
+    LeaseToken, QueueConfig, Timestamp, validate_input,
 };
 use std::sync::Arc;
 
@@ -127,13 +127,29 @@ impl QueueBackend for PgApiQueues {
         Box::pin(async move { QueueBackend::job(&*self.queues().await?, job).await })
     }
 
+    /// All or none, as the driver's batch: every request is checked with
+    /// core's `validate_input` first (as `PgQueues` checks each), so a
+    /// refused one is named by its index and nothing is added; then
+    /// [`PgQueues::enqueue_many`] inserts them in one statement. (The
+    /// port's default, one enqueue after another, would keep the jobs
+    /// before a refused one.)
     fn enqueue_batch<'a>(
         &'a self,
         requests: &'a [EnqueueRequest],
     ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
-        Box::pin(
-            async move { QueueBackend::enqueue_batch(&*self.queues().await?, requests).await },
-        )
+        Box::pin(async move {
+            for (i, r) in requests.iter().enumerate() {
+                let input = Input::Enqueue(r.clone());
+                if let Err(e) = validate_input(&input, &self.engine, Timestamp::MIN) {
+                    return Ok(Err((i, e)));
+                }
+            }
+            match self.queues().await?.enqueue_many(requests).await {
+                Ok(done) => Ok(Ok(done)),
+                Err(QueueError::Refused(e)) => Ok(Err((0, e))),
+                Err(e) => Err(e.into()),
+            }
+        })
     }
 
     fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
