@@ -146,7 +146,13 @@ pub fn run_replica(
                     insecure_no_auth,
                     ..HttpOptions::default()
                 };
-                listen(address, explicit, replica_ports(&cfg, control.clone()), options).await?
+                listen(
+                    address,
+                    explicit,
+                    replica_ports(&cfg, control.clone()),
+                    options,
+                )
+                .await?
             }
         };
         tracing::info!(

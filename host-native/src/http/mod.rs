@@ -27,13 +27,13 @@ mod server;
 mod views;
 mod work;
 
-pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
-pub use body::MAX_DEPTH;
 pub use crate::backend::inspection::{DEAD_LIMIT, Inspection, QueueView};
 pub use crate::backend::views::{
     DatabaseHealth, DeadLetters, Health, LeaseRow, QueueList, ReplicaHealth, ScheduleDetail,
     ScheduleList, ScheduleSummary,
 };
+pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
+pub use body::MAX_DEPTH;
 pub use jobs::MAX_BATCH;
 pub use server::HttpServer;
 pub use views::ErrorBody;

@@ -125,7 +125,7 @@ pub(super) async fn dead_letters(
     let Query(q) = q.map_err(|e| ApiError::bad(Some("query"), e.body_text()))?;
     let limit = q.limit.unwrap_or(100).min(MAX_DEAD_LIMIT);
     let found = app.read(app.ports.reads.dead_letters(&name, limit)).await?;
-    Ok(Json(
-        found.ok_or_else(|| ApiError::NotFound(format!("queue {name:?}")))?,
-    ))
+    Ok(Json(found.ok_or_else(|| {
+        ApiError::NotFound(format!("queue {name:?}"))
+    })?))
 }

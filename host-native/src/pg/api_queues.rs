@@ -5,9 +5,7 @@
 
 use super::connection::PgConfig;
 use super::queue::{PgQueues, QueueError};
-use crate::backend::{
-    Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven,
-};
+use crate::backend::{Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven};
 use chime_core::{
     Claimed, EngineConfig, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery,
     LeaseToken, QueueConfig, Timestamp, validate_input,

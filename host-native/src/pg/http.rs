@@ -382,11 +382,7 @@ impl ReadBackend for PgReads {
     }
 
     fn metrics(&self) -> PortFuture<'_, String> {
-        Box::pin(async move {
-            super::http_metrics::render(self)
-                .await
-                .map_err(unavailable)
-        })
+        Box::pin(async move { super::http_metrics::render(self).await.map_err(unavailable) })
     }
 
     fn inspect(&self, dead: usize) -> PortFuture<'_, Inspection> {

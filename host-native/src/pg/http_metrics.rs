@@ -187,4 +187,3 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
     );
     Ok(t)
 }
-

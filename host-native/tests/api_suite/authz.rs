@@ -266,9 +266,7 @@ pub async fn run(store: Store) -> usize {
     }
 
     // Lists show only what a limited token may read.
-    let (_, list) = d
-        .send("GET", "/v1/queues", Some("tok-read-a"), None)
-        .await;
+    let (_, list) = d.send("GET", "/v1/queues", Some("tok-read-a"), None).await;
     let names: Vec<&str> = list["queues"]
         .as_array()
         .unwrap()
@@ -276,14 +274,10 @@ pub async fn run(store: Store) -> usize {
         .map(|q| q["queue"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["a1"]);
-    let (_, view) = d
-        .send("GET", "/v1/inspect", Some("tok-read-a"), None)
-        .await;
+    let (_, view) = d.send("GET", "/v1/inspect", Some("tok-read-a"), None).await;
     assert!(!view.to_string().contains("\"b1\""), "{view}");
     // The token never appears in an answer.
-    let (_, err) = d
-        .send("GET", "/v1/jobs/1", Some("tok-enqueue"), None)
-        .await;
+    let (_, err) = d.send("GET", "/v1/jobs/1", Some("tok-enqueue"), None).await;
     assert!(!err.to_string().contains("tok-enqueue"), "{err}");
     eprintln!("authz matrix ({:?}): {checked} requests checked", d.mode);
     checked

@@ -24,7 +24,12 @@ const LEASE_MS: u64 = 3_000;
 pub async fn run(store: Store) {
     let mut d = Deployment::start(store, CONFIG).await;
     let (status, e) = d
-        .send("POST", "/v1/queues/crash/jobs", ADMIN, Some(json!({"payload": "x"})))
+        .send(
+            "POST",
+            "/v1/queues/crash/jobs",
+            ADMIN,
+            Some(json!({"payload": "x"})),
+        )
         .await;
     assert_eq!(status, 200, "{e}");
     let id = e["id"].as_u64().unwrap();
@@ -53,7 +58,13 @@ pub async fn run(store: Store) {
     let mut got = None;
     while claimed_at.elapsed() < Duration::from_millis(LEASE_MS) + Duration::from_secs(15) {
         let (status, c) = d
-            .send_at(survivor, "POST", "/v1/queues/crash/claim", ADMIN, Some(again.clone()))
+            .send_at(
+                survivor,
+                "POST",
+                "/v1/queues/crash/claim",
+                ADMIN,
+                Some(again.clone()),
+            )
             .await;
         assert_eq!(status, 200, "{c}");
         if let Some(j) = c["jobs"].as_array().and_then(|a| a.first()) {
@@ -62,7 +73,8 @@ pub async fn run(store: Store) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (after, j) = got.unwrap_or_else(|| panic!("job {id} was not delivered again\n{}", d.logs()));
+    let (after, j) =
+        got.unwrap_or_else(|| panic!("job {id} was not delivered again\n{}", d.logs()));
     assert_eq!(j["job"], id, "{j}");
     assert_ne!(j["token"].as_u64(), Some(token), "a new token: {j}");
     if d.mode == Mode::Postgres {

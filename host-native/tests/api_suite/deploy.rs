@@ -38,7 +38,10 @@ const TTL_MS: u64 = 2_000;
 fn tokens_toml() -> String {
     let mut t = String::new();
     for s in SCOPES {
-        for (suffix, scope) in [(String::new(), s.to_owned()), ("-a".into(), format!("{s}:a*"))] {
+        for (suffix, scope) in [
+            (String::new(), s.to_owned()),
+            ("-a".into(), format!("{s}:a*")),
+        ] {
             let name = format!("{s}{suffix}");
             let hash = chime_native::http::hash_hex(&format!("tok-{name}"));
             t.push_str(&format!(

@@ -14,7 +14,12 @@ name = "q"
 pub async fn run(store: Store) {
     let d = Deployment::start(store, CONFIG).await;
     let (status, e) = d
-        .send("POST", "/v1/queues/q/jobs", ADMIN, Some(json!({"payload": 1})))
+        .send(
+            "POST",
+            "/v1/queues/q/jobs",
+            ADMIN,
+            Some(json!({"payload": 1})),
+        )
         .await;
     assert_eq!(status, 200, "{e}");
     let id = e["id"].as_u64().unwrap();
@@ -54,7 +59,11 @@ pub async fn run(store: Store) {
             assert_eq!(r["results"][0]["error"]["error"], "lease_lost", "{r}");
         }
     }
-    assert_eq!(d.fingerprint().await, before, "a stale token changed nothing");
+    assert_eq!(
+        d.fingerprint().await,
+        before,
+        "a stale token changed nothing"
+    );
     let (_, job_after) = d.send("GET", &format!("/v1/jobs/{id}"), ADMIN, None).await;
     assert_eq!(job_after, job_before, "the job is as it was");
     assert_eq!(job_after["state"], "claimed", "{job_after}");

@@ -29,7 +29,12 @@ pub async fn run(store: Store) {
     };
 
     // Declare a queue (through the control port).
-    let (status, r) = api("PUT", "/v1/queues/q".into(), Some(json!({"maxAttempts": 1}))).await;
+    let (status, r) = api(
+        "PUT",
+        "/v1/queues/q".into(),
+        Some(json!({"maxAttempts": 1})),
+    )
+    .await;
     assert_eq!(status, 200, "{r}");
 
     // One job, with every option; the same key again is deduplicated.
@@ -43,7 +48,12 @@ pub async fn run(store: Store) {
     assert_eq!(status, 200, "{one}");
     assert_eq!(one["deduplicated"], false);
     let id = one["id"].as_u64().unwrap();
-    let (_, again) = api("POST", "/v1/queues/q/jobs".into(), Some(json!({"key": "k1"}))).await;
+    let (_, again) = api(
+        "POST",
+        "/v1/queues/q/jobs".into(),
+        Some(json!({"key": "k1"})),
+    )
+    .await;
     assert_eq!(again, json!({"id": id, "deduplicated": true}));
     // A batch: ids in order.
     let (status, batch) = api(
@@ -73,7 +83,10 @@ pub async fn run(store: Store) {
     .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"], "invalid_input", "{err}");
-    assert!(err["field"].as_str().unwrap().starts_with("jobs[1]"), "{err}");
+    assert!(
+        err["field"].as_str().unwrap().starts_with("jobs[1]"),
+        "{err}"
+    );
     let (status, err) = api(
         "POST",
         "/v1/queues/q/jobs".into(),
@@ -82,7 +95,11 @@ pub async fn run(store: Store) {
     .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"], "invalid_request", "{err}");
-    assert_eq!(d.fingerprint().await, before, "a refused batch changed nothing");
+    assert_eq!(
+        d.fingerprint().await,
+        before,
+        "a refused batch changed nothing"
+    );
 
     // Get one job.
     let (status, job) = api("GET", format!("/v1/jobs/{id}"), None).await;
@@ -125,17 +142,28 @@ pub async fn run(store: Store) {
         // the port's `search`): a typed 501, not a wrong answer.
         Mode::Postgres => {
             let (status, err) = api("GET", "/v1/queues/q/jobs".into(), None).await;
-            assert_eq!((status, err["error"].as_str()), (501, Some("unsupported")), "{err}");
+            assert_eq!(
+                (status, err["error"].as_str()),
+                (501, Some("unsupported")),
+                "{err}"
+            );
         }
     }
     let (status, err) = api("GET", "/v1/queues/q/jobs?colour=red".into(), None).await;
-    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_request")));
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (400, Some("invalid_request"))
+    );
 
     // Cancel; a second cancel is core's invalid_state (409).
     let (status, r) = api("POST", format!("/v1/jobs/{}/cancel", ids[1]), None).await;
     assert_eq!(status, 200, "{r}");
     let (status, err) = api("POST", format!("/v1/jobs/{}/cancel", ids[1]), None).await;
-    assert_eq!((status, err["error"].as_str()), (409, Some("invalid_state")), "{err}");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (409, Some("invalid_state")),
+        "{err}"
+    );
 
     // Claim, heartbeat, fail one by one and in a batch: dead letters
     // (maxAttempts 1).
@@ -163,7 +191,11 @@ pub async fn run(store: Store) {
         Some(json!({"jobs": [{"job": claimed[1]["job"], "token": claimed[1]["token"]}]})),
     )
     .await;
-    assert_eq!((status, r["results"][0]["ok"].as_bool()), (200, Some(true)), "{r}");
+    assert_eq!(
+        (status, r["results"][0]["ok"].as_bool()),
+        (200, Some(true)),
+        "{r}"
+    );
     let (status, r) = api(
         "POST",
         format!("/v1/jobs/{}/fail", claimed[0]["job"]),
@@ -174,31 +206,60 @@ pub async fn run(store: Store) {
     let (status, r) = api(
         "POST",
         "/v1/jobs/fail".into(),
-        Some(json!({"jobs": [{"job": claimed[1]["job"], "token": claimed[1]["token"],
-                              "error": "boom"}]})),
+        Some(
+            json!({"jobs": [{"job": claimed[1]["job"], "token": claimed[1]["token"],
+                              "error": "boom"}]}),
+        ),
     )
     .await;
-    assert_eq!((status, r["results"][0]["ok"].as_bool()), (200, Some(true)), "{r}");
+    assert_eq!(
+        (status, r["results"][0]["ok"].as_bool()),
+        (200, Some(true)),
+        "{r}"
+    );
 
     // Dead letters: list, redrive one, purge the rest.
     let (status, dead) = api("GET", "/v1/queues/q/dead".into(), None).await;
     assert_eq!((status, dead["total"].as_u64()), (200, Some(2)), "{dead}");
     assert_eq!(dead["jobs"][0]["id"], id, "oldest death first: {dead}");
     assert_eq!(dead["jobs"][0]["lastError"], "boom", "{dead}");
-    let (status, r) = api("POST", "/v1/queues/q/dead/redrive".into(), Some(json!({"job": id}))).await;
+    let (status, r) = api(
+        "POST",
+        "/v1/queues/q/dead/redrive".into(),
+        Some(json!({"job": id})),
+    )
+    .await;
     assert_eq!((status, r["count"].as_u64()), (200, Some(1)), "{r}");
     let (status, r) = api("DELETE", "/v1/queues/q/dead".into(), None).await;
     assert_eq!((status, r["count"].as_u64()), (200, Some(1)), "{r}");
     let (status, r) = api("POST", "/v1/queues/q/dead/purge".into(), Some(json!({}))).await;
     assert_eq!((status, r["count"].as_u64()), (200, Some(0)), "{r}");
     let (status, err) = api("POST", "/v1/queues/nope/dead/redrive".into(), None).await;
-    assert_eq!((status, err["error"].as_str()), (404, Some("unknown_queue")), "{err}");
-    let (status, err) = api("POST", "/v1/queues/q/jobs".into(), Some(json!({"queue": "other"}))).await;
-    assert_eq!((status, err["field"].as_str()), (400, Some("queue")), "{err}");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (404, Some("unknown_queue")),
+        "{err}"
+    );
+    let (status, err) = api(
+        "POST",
+        "/v1/queues/q/jobs".into(),
+        Some(json!({"queue": "other"})),
+    )
+    .await;
+    assert_eq!(
+        (status, err["field"].as_str()),
+        (400, Some("queue")),
+        "{err}"
+    );
 
     // The redriven job: claim and complete (one by one, then a batch of a
     // fresh job).
-    let (_, c) = api("POST", "/v1/queues/q/claim".into(), Some(json!({"worker": "w"}))).await;
+    let (_, c) = api(
+        "POST",
+        "/v1/queues/q/claim".into(),
+        Some(json!({"worker": "w"})),
+    )
+    .await;
     assert_eq!(c["jobs"][0]["job"], id, "{c}");
     let (status, r) = api(
         "POST",
@@ -207,15 +268,29 @@ pub async fn run(store: Store) {
     )
     .await;
     assert_eq!(status, 200, "{r}");
-    api("POST", "/v1/queues/q/jobs".into(), Some(json!({"payload": 9}))).await;
-    let (_, c) = api("POST", "/v1/queues/q/claim".into(), Some(json!({"worker": "w"}))).await;
+    api(
+        "POST",
+        "/v1/queues/q/jobs".into(),
+        Some(json!({"payload": 9})),
+    )
+    .await;
+    let (_, c) = api(
+        "POST",
+        "/v1/queues/q/claim".into(),
+        Some(json!({"worker": "w"})),
+    )
+    .await;
     let (status, r) = api(
         "POST",
         "/v1/jobs/complete".into(),
         Some(json!({"jobs": [{"job": c["jobs"][0]["job"], "token": c["jobs"][0]["token"]}]})),
     )
     .await;
-    assert_eq!((status, r["results"][0]["ok"].as_bool()), (200, Some(true)), "{r}");
+    assert_eq!(
+        (status, r["results"][0]["ok"].as_bool()),
+        (200, Some(true)),
+        "{r}"
+    );
 
     // Schedules: list, detail, pause, resume, trigger, backfill.
     let (status, list) = api("GET", "/v1/schedules".into(), None).await;
@@ -245,7 +320,11 @@ pub async fn run(store: Store) {
     .await;
     assert_eq!(status, 200, "{r}");
     let (status, err) = api("POST", "/v1/schedules/nope/pause".into(), None).await;
-    assert_eq!((status, err["error"].as_str()), (404, Some("unknown_schedule")), "{err}");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (404, Some("unknown_schedule")),
+        "{err}"
+    );
     // The trigger's and the backfill's fires arrive as jobs of `rq`.
     let fired = d
         .eventually(Duration::from_secs(10), || async {
@@ -271,10 +350,16 @@ pub async fn run(store: Store) {
     let (status, view) = api("GET", "/v1/inspect".into(), None).await;
     assert_eq!(status, 200, "{view}");
     assert_eq!(view["schedules"][0]["def"]["name"], "rs", "{view}");
-    assert!(view["queues"].as_array().is_some_and(|a| !a.is_empty()), "{view}");
+    assert!(
+        view["queues"].as_array().is_some_and(|a| !a.is_empty()),
+        "{view}"
+    );
     let (status, m) = api("GET", "/metrics".into(), None).await;
     assert_eq!(status, 200);
-    assert!(m.as_str().is_some_and(|m| m.contains("# TYPE chime_")), "{m}");
+    assert!(
+        m.as_str().is_some_and(|m| m.contains("# TYPE chime_")),
+        "{m}"
+    );
     let (status, h) = d.send("GET", "/healthz", None, None).await;
     assert_eq!((status, h["status"].as_str()), (200, Some("ok")), "{h}");
 
@@ -283,7 +368,10 @@ pub async fn run(store: Store) {
     let leader = d.leader().await;
     let client = chime_native::worker::http::client(Duration::from_secs(30)).unwrap();
     let mut stream = client
-        .get(format!("{}/v1/events?schedule=rs&kind=fire", d.base(leader)))
+        .get(format!(
+            "{}/v1/events?schedule=rs&kind=fire",
+            d.base(leader)
+        ))
         .header("authorization", "Bearer tok-admin")
         .send()
         .await
@@ -307,7 +395,15 @@ pub async fn run(store: Store) {
 
     // JSON 404 and 405.
     let (status, err) = api("GET", "/v1/nope".into(), None).await;
-    assert_eq!((status, err["error"].as_str()), (404, Some("not_found")), "{err}");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (404, Some("not_found")),
+        "{err}"
+    );
     let (status, err) = api("DELETE", "/v1/queues".into(), None).await;
-    assert_eq!((status, err["error"].as_str()), (405, Some("method_not_allowed")), "{err}");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (405, Some("method_not_allowed")),
+        "{err}"
+    );
 }

@@ -37,7 +37,10 @@ pub async fn run(store: Store) {
     // The follower shows it (from the leader's committed state).
     let shown = d
         .eventually(Duration::from_secs(5), || async {
-            d.send_at(follower, "GET", "/v1/schedules/sw", ADMIN, None).await.0 == 200
+            d.send_at(follower, "GET", "/v1/schedules/sw", ADMIN, None)
+                .await
+                .0
+                == 200
         })
         .await;
     assert!(shown, "the schedule is not shown by the follower");
@@ -66,7 +69,13 @@ pub async fn run(store: Store) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let (status, info) = d
-        .send_at(leader, "GET", &format!("/v1/jobs/{}", job["job"]), ADMIN, None)
+        .send_at(
+            leader,
+            "GET",
+            &format!("/v1/jobs/{}", job["job"]),
+            ADMIN,
+            None,
+        )
         .await;
     assert_eq!(status, 200, "{info}");
     assert!(
@@ -77,7 +86,10 @@ pub async fn run(store: Store) {
         // Only the leader's engine applied the write.
         let (_, lm) = d.send_at(leader, "GET", "/metrics", ADMIN, None).await;
         let (_, fm) = d.send_at(follower, "GET", "/metrics", ADMIN, None).await;
-        assert!(metric(&lm, "chime_inbox_applied_total").unwrap_or(0.0) >= 1.0, "{lm}");
+        assert!(
+            metric(&lm, "chime_inbox_applied_total").unwrap_or(0.0) >= 1.0,
+            "{lm}"
+        );
         assert_eq!(metric(&fm, "chime_inbox_applied_total"), Some(0.0), "{fm}");
         assert_eq!(metric(&fm, "chime_replica_leader"), Some(0.0), "{fm}");
     }
@@ -95,7 +107,9 @@ pub async fn run(store: Store) {
     assert_eq!(status, 200, "{r}");
     let paused = d
         .eventually(Duration::from_secs(5), || async {
-            let (_, s) = d.send_at(leader, "GET", "/v1/schedules/sw", ADMIN, None).await;
+            let (_, s) = d
+                .send_at(leader, "GET", "/v1/schedules/sw", ADMIN, None)
+                .await;
             s["schedule"]["status"] == "paused"
         })
         .await;
