@@ -4,7 +4,9 @@
 //!
 //! - Postgres: the leader serves the claim and is killed; the survivor
 //!   takes over, and its housekeeping rescues the lease once it has run
-//!   out — not before: claims on the survivor get nothing until then.
+//!   out — not before: claims on the survivor get nothing until then. The
+//!   expired lease is a failed attempt, so the job is claimable again
+//!   after core's retry backoff on top of the lease.
 //! - Embedded: the daemon is killed and started again on its data
 //!   directory; recovery releases the attempt it interrupted (core's
 //!   `Recover`), so the job comes back no later than its lease would

@@ -298,6 +298,28 @@ impl Deployment {
         Some((status, json))
     }
 
+    /// A request as the admin, to the next node in turn.
+    pub async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        self.send(method, path, ADMIN, body).await
+    }
+
+    /// `GET path` as the admin, on the next node in turn, until `ok` holds
+    /// for its body (at most 5 s: a replica's schedule reads may be up to
+    /// a second behind the leader's engine); the last body.
+    pub async fn read_until(&self, path: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        let t = Instant::now();
+        loop {
+            let (status, v) = self.api("GET", path, None).await;
+            if status == 200 && ok(&v) {
+                return v;
+            }
+            if t.elapsed() > Duration::from_secs(5) {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The base URL of node `i`.
     pub fn base(&self, i: usize) -> String {
         format!("http://127.0.0.1:{}", self.nodes[i].port)

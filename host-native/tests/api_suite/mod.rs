@@ -10,6 +10,7 @@
 //! pattern), [`lease_lost`] (a stale token is 409 and changes nothing),
 //! [`schedule_write`] (a schedule written through any node fires; in
 //! Postgres mode through the follower, from the leader),
+//! [`schedules`] (schedule and queue writes, their refusals),
 //! [`crash_redelivery`] (a node killed mid-claim: the job comes back
 //! after its lease).
 
@@ -21,5 +22,6 @@ pub mod deploy;
 pub mod lease_lost;
 pub mod routes;
 pub mod schedule_write;
+pub mod schedules;
 
 pub use deploy::Store;

@@ -32,3 +32,8 @@ async fn a_schedule_written_through_the_api_fires() {
 async fn a_daemon_killed_mid_claim_delivers_the_job_again() {
     suite::crash_redelivery::run(Store::Data).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_and_queues_are_managed() {
+    suite::schedules::run(Store::Data).await;
+}

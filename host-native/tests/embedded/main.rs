@@ -15,7 +15,6 @@ mod api_events;
 mod api_events_lag;
 mod api_limits;
 mod api_long_poll;
-mod api_schedules;
 mod api_suite;
 mod api_throughput;
 mod api_workers;

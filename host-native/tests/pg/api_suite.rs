@@ -64,3 +64,12 @@ async fn a_replica_killed_mid_claim_delivers_the_job_again_after_its_lease() {
     suite::crash_redelivery::run(store).await;
     pg_support::drop_schema(&pg).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_and_queues_are_managed() {
+    let Some((store, pg)) = store("api_schedules") else {
+        return;
+    };
+    suite::schedules::run(store).await;
+    pg_support::drop_schema(&pg).await;
+}
