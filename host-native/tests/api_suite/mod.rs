@@ -11,6 +11,7 @@
 //! [`schedule_write`] (a schedule written through any node fires; in
 //! Postgres mode through the follower, from the leader),
 //! [`schedules`] (schedule and queue writes, their refusals),
+//! [`workers`] (claim, heartbeat, complete, fail, one and batch),
 //! [`crash_redelivery`] (a node killed mid-claim: the job comes back
 //! after its lease).
 
@@ -23,5 +24,6 @@ pub mod lease_lost;
 pub mod routes;
 pub mod schedule_write;
 pub mod schedules;
+pub mod workers;
 
 pub use deploy::Store;

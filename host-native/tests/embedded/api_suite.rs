@@ -37,3 +37,8 @@ async fn a_daemon_killed_mid_claim_delivers_the_job_again() {
 async fn schedules_and_queues_are_managed() {
     suite::schedules::run(Store::Data).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_claim_heartbeat_complete_and_fail() {
+    suite::workers::run(Store::Data).await;
+}

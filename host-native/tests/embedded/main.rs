@@ -17,7 +17,6 @@ mod api_limits;
 mod api_long_poll;
 mod api_suite;
 mod api_throughput;
-mod api_workers;
 mod clock_jump;
 mod driver;
 mod healthz;

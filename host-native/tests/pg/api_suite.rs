@@ -73,3 +73,12 @@ async fn schedules_and_queues_are_managed() {
     suite::schedules::run(store).await;
     pg_support::drop_schema(&pg).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_claim_heartbeat_complete_and_fail() {
+    let Some((store, pg)) = store("api_workers") else {
+        return;
+    };
+    suite::workers::run(store).await;
+    pg_support::drop_schema(&pg).await;
+}
