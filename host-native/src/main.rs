@@ -314,7 +314,7 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
                 pg,
                 std::time::Duration::from_millis(ttl_ms),
                 snapshot_every,
-                http,
+                (http, insecure_no_auth),
             )
         }
         None if schema.is_some() || lease_ttl_ms.is_some() => {

@@ -39,9 +39,13 @@
 mod control;
 mod engine;
 mod handle;
+pub mod inspection;
+mod reads;
+pub mod views;
 
 pub use control::{ControlBackend, is_control};
 pub use engine::EngineQueues;
+pub use reads::ReadBackend;
 
 use chime_core::{
     Claimed, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery, JobState, LeaseToken,

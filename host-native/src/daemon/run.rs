@@ -5,10 +5,10 @@
 use super::crontab;
 use super::plan::{Format, Plan};
 use crate::driver::{Clock, SystemClock};
-use crate::http::{HttpOptions, HttpServer};
-use crate::pg::http::{PgHttpOptions, PgHttpServer};
+use crate::http::{HttpOptions, HttpServer, Ports};
+use crate::pg::http::{PgReadOptions, PgReads};
 use crate::pg::replica::{self, ReplicaConfig};
-use crate::pg::{LeaseOptions, PgConfig, PgControl};
+use crate::pg::{LeaseOptions, PgApiQueues, PgConfig, PgControl};
 use crate::store::RedbStore;
 use crate::{Running, start};
 use anyhow::bail;
@@ -61,7 +61,8 @@ pub fn run(
                     insecure_no_auth,
                     ..HttpOptions::default()
                 };
-                listen(address, explicit, running.handle(), options).await?
+                let ports = Ports::embedded(running.handle());
+                listen(address, explicit, ports, options).await?
             }
         };
         enqueue_reboot(&running, &plan).await?;
@@ -102,8 +103,10 @@ pub fn run(
 }
 
 /// `chime run --database`: one replica on Postgres until SIGTERM/Ctrl-C,
-/// with the replica's HTTP listener (`pg/http.rs`) on the same address
-/// rules as the embedded daemon, and SIGHUP/SIGUSR2 reloading the
+/// serving the whole API on the same router, tokens, limits and address
+/// rules as the embedded daemon — jobs and workers on the job tables,
+/// schedule and queue writes through the inbox to the leader, reads from
+/// the database (`pg/http.rs`) — and SIGHUP/SIGUSR2 reloading the
 /// schedules through the inbox (so any replica can reload).
 pub fn run_replica(
     plan: Plan,
@@ -111,7 +114,7 @@ pub fn run_replica(
     pg: PgConfig,
     ttl: std::time::Duration,
     snapshot_every: u64,
-    http: Option<String>,
+    (http, insecure_no_auth): (Option<String>, bool),
 ) -> anyhow::Result<()> {
     let engine = EngineConfig::default();
     if !plan.reboot.is_empty() {
@@ -134,22 +137,24 @@ pub fn run_replica(
     rt.block_on(async {
         let mut sig = Signals::new()?;
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let control = Arc::new(PgControl::for_replica(&cfg));
         let server = match http {
             None => None,
             Some(address) => {
-                let router = crate::pg::http::router(&cfg, PgHttpOptions::default());
-                match PgHttpServer::bind(address, router).await {
-                    Ok(s) => Some(s),
-                    Err(e) if !explicit => {
-                        let e = anyhow::Error::from(e);
-                        tracing::warn!("{e:#}; no HTTP listener (choose one with --http)");
-                        None
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+                let options = HttpOptions {
+                    tokens: plan.tokens.clone(),
+                    insecure_no_auth,
+                    ..HttpOptions::default()
+                };
+                listen(
+                    address,
+                    explicit,
+                    replica_ports(&cfg, control.clone()),
+                    options,
+                )
+                .await?
             }
         };
-        let control = PgControl::for_replica(&cfg);
         tracing::info!(
             holder = %cfg.holder,
             schema = %cfg.pg.schema,
@@ -189,6 +194,24 @@ pub fn run_replica(
         tracing::info!("stopped");
         Ok(())
     })
+}
+
+/// The ports a replica serves: the job tables on the listener's own
+/// connection, the inbox, and the reads from the database, whose event
+/// stream is the one the replica's leader terms send into.
+fn replica_ports(cfg: &ReplicaConfig, control: Arc<PgControl>) -> Ports {
+    let queues = Arc::new(PgApiQueues::new(cfg.pg.clone(), cfg.driver.engine.clone()));
+    let reads = PgReads::new(
+        cfg,
+        PgReadOptions::default(),
+        queues.clone(),
+        cfg.events.clone(),
+    );
+    Ports {
+        queues,
+        control,
+        reads: Arc::new(reads),
+    }
 }
 
 /// SIGHUP/SIGUSR2 on a replica: re-reads the file and sends the schedule
@@ -263,10 +286,10 @@ async fn reload_replica(
 async fn listen(
     address: std::net::SocketAddr,
     explicit: bool,
-    handle: &crate::driver::Handle,
+    ports: Ports,
     options: HttpOptions,
 ) -> anyhow::Result<Option<HttpServer>> {
-    match HttpServer::bind(address, handle.clone(), options).await {
+    match HttpServer::bind_with(address, ports, options).await {
         Ok(server) => Ok(Some(server)),
         // Never downgraded to a warning: serving without auth was refused.
         Err(e @ crate::http::HttpError::Unprotected(_)) => Err(e.into()),

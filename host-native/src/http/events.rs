@@ -1,5 +1,6 @@
 //! `GET /v1/events`: Server-Sent Events of fires, skips and job
-//! outcomes, from the driver's bounded broadcast. Filters:
+//! outcomes, from the read port's bounded broadcast (the driver's, or a
+//! replica's). Filters:
 //! `?schedule=a,b&queue=x&kind=fire,completed` (comma-separated, each
 //! optional). A token sees only the names its `read` grants cover. A
 //! client that falls [`EVENT_BUFFER`](crate::driver::EVENT_BUFFER)
@@ -76,7 +77,7 @@ pub(super) async fn stream(
         kinds: list(f.kind),
         who,
     };
-    let rx = app.handle.events();
+    let rx = app.ports.reads.events();
     let s = stream::unfold(Some((rx, wanted, slot)), |state| async move {
         let (mut rx, wanted, slot) = state?;
         loop {

@@ -5,10 +5,12 @@
 //!
 //! Hosts stay thin: every rule is core's. Job and worker routes go
 //! through the queue port ([`QueueBackend`]), schedule and queue writes
-//! through the control port ([`ControlBackend`]), so the same router
-//! serves the embedded daemon (both ports are the driver [`Handle`]) and
-//! any other backend. Reads of the whole engine (inspect, metrics) run on
-//! the driver task ([`Handle::inspect`]).
+//! through the control port ([`ControlBackend`]), whole-deployment reads
+//! (health, metrics, inspect, schedules, queues, dead letters, the event
+//! stream) through the read port ([`ReadBackend`]), so one router — one
+//! auth guard, one set of limits, one error format — serves the embedded
+//! daemon (all three ports are the driver [`Handle`]) and every replica
+//! of a Postgres deployment (the ports are the replica's).
 //!
 //! Every request is bounded: a token ([`auth`]), a body size and time
 //! (`body.rs`), header read time, requests and long-polls in flight in
@@ -19,24 +21,25 @@ mod body;
 mod control;
 mod error;
 mod events;
-mod inspection;
 mod jobs;
 mod reads;
 mod server;
 mod views;
 mod work;
 
+pub use crate::backend::inspection::{DEAD_LIMIT, Inspection, QueueView};
+pub use crate::backend::views::{
+    DatabaseHealth, DeadLetters, Health, LeaseRow, QueueList, ReplicaHealth, ScheduleDetail,
+    ScheduleList, ScheduleSummary,
+};
 pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
 pub use body::MAX_DEPTH;
-pub use inspection::{DEAD_LIMIT, Inspection, QueueView};
 pub use jobs::MAX_BATCH;
 pub use server::HttpServer;
-pub use views::{
-    DeadLetters, ErrorBody, Health, QueueList, ScheduleDetail, ScheduleList, ScheduleSummary,
-};
+pub use views::ErrorBody;
 pub use work::MAX_WAIT_MS;
 
-use crate::backend::{ControlBackend, QueueBackend};
+use crate::backend::{ControlBackend, PortError, QueueBackend, ReadBackend};
 use crate::driver::Handle;
 use auth::Principal;
 use axum::Router;
@@ -156,14 +159,17 @@ pub struct Ports {
     pub queues: Arc<dyn QueueBackend>,
     /// Schedule and queue writes.
     pub control: Arc<dyn ControlBackend>,
+    /// Whole-deployment reads and the event stream.
+    pub reads: Arc<dyn ReadBackend>,
 }
 
 impl Ports {
-    /// Both ports on the embedded driver.
+    /// Every port on the embedded driver.
     pub fn embedded(handle: &Handle) -> Ports {
         Ports {
             queues: Arc::new(handle.clone()),
             control: Arc::new(handle.clone()),
+            reads: Arc::new(handle.clone()),
         }
     }
 }
@@ -176,7 +182,6 @@ struct Bucket {
 
 #[derive(Clone)]
 pub(crate) struct App {
-    handle: Handle,
     ports: Ports,
     options: Arc<HttpOptions>,
     reads: Arc<Semaphore>,
@@ -185,16 +190,14 @@ pub(crate) struct App {
     buckets: Arc<HashMap<String, Bucket>>,
 }
 
-/// The routes, for embedding in another axum server: both ports on
+/// The routes, for embedding in another axum server: every port on
 /// `handle`'s driver.
 pub fn router(handle: Handle, options: HttpOptions) -> Router {
-    let ports = Ports::embedded(&handle);
-    router_with(handle, ports, options)
+    router_with(Ports::embedded(&handle), options)
 }
 
-/// The routes over `ports`; whole-engine reads (inspect, metrics,
-/// health) through `handle`.
-pub fn router_with(handle: Handle, ports: Ports, options: HttpOptions) -> Router {
+/// The routes over `ports`, whichever backend they are.
+pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
     let bucket = |o: &HttpOptions| Bucket {
         requests: Arc::new(Semaphore::new(o.max_requests_per_token.max(1))),
         polls: Arc::new(Semaphore::new(o.max_polls_per_token.max(1))),
@@ -206,7 +209,6 @@ pub fn router_with(handle: Handle, ports: Ports, options: HttpOptions) -> Router
         .collect();
     buckets.insert(String::new(), bucket(&options));
     let app = App {
-        handle,
         ports,
         reads: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
         requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
@@ -334,7 +336,7 @@ impl App {
     /// Awaits a backend call within the call timeout.
     async fn call<T>(
         &self,
-        f: impl std::future::Future<Output = Result<T, crate::backend::PortError>>,
+        f: impl std::future::Future<Output = Result<T, PortError>>,
     ) -> Result<T, ApiError> {
         match tokio::time::timeout(self.options.call_timeout, f).await {
             Ok(r) => Ok(r?),
@@ -347,21 +349,20 @@ impl App {
         body::read(body, self.options.body_limit, self.options.body_timeout).await
     }
 
-    /// Runs `read` on the driver task within the listener's limits.
-    async fn read<R: Send + 'static>(
+    /// A read-port call within the listener's read bounds: a permit (503
+    /// `busy` when all are taken) and the read timeout.
+    async fn read<T>(
         &self,
-        read: impl FnOnce(&chime_core::Engine) -> R + Send + 'static,
-    ) -> Result<R, ApiError> {
+        f: impl std::future::Future<Output = Result<T, PortError>>,
+    ) -> Result<T, ApiError> {
         let _permit: OwnedSemaphorePermit = self
             .reads
             .clone()
             .try_acquire_owned()
             .map_err(|_| ApiError::Busy)?;
         let wait = self.options.read_timeout;
-        match tokio::time::timeout(wait, self.handle.inspect(read)).await {
-            Ok(Ok(r)) => Ok(r),
-            // Every driver error means it is gone (a store error ended it).
-            Ok(Err(_)) => Err(ApiError::Stopped),
+        match tokio::time::timeout(wait, f).await {
+            Ok(r) => Ok(r?),
             Err(_) => Err(ApiError::Timeout(wait)),
         }
     }

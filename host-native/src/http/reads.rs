@@ -1,27 +1,38 @@
 //! The read routes: `/healthz`, `/metrics`, schedules, queues, dead
-//! letters and `/v1/inspect`. Reads run on the driver task
-//! ([`Handle::inspect`](crate::driver::Handle::inspect)) within the
-//! listener's read bounds; what a token limited to some names may not
-//! read is left out of lists (so payloads are shown only to a `read`
-//! grant that covers their queue).
+//! letters and `/v1/inspect`, through the read port
+//! ([`ReadBackend`](crate::backend::ReadBackend)) within the listener's
+//! read bounds; what a token limited to some names may not read is left
+//! out of lists (so payloads are shown only to a `read` grant that covers
+//! their queue).
 
 use super::auth::{Principal, Scope};
 use super::error::ApiError;
-use super::inspection::{self, Inspection};
-use super::views::{self, DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList};
 use super::{App, MAX_DEAD_LIMIT};
-use crate::driver::{self, EngineGauges};
+use crate::backend::inspection::{self, Inspection};
+use crate::backend::views::{DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList};
+use crate::driver;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
-/// 200 when the driver answers a probe within the read timeout and its
-/// last commit succeeded (a failed commit stops the driver); 503 with the
-/// reason otherwise. Needs no token: a load balancer probes it.
+/// 200 when the backend answers a probe within the read timeout and is
+/// well (the driver's last commit succeeded; a replica's database
+/// answered); 503 with the reason otherwise. Needs no token: a load
+/// balancer probes it.
 pub(super) async fn healthz(State(app): State<App>) -> (StatusCode, Json<Health>) {
-    let probe = app.read(views::Probe::read).await;
-    let health = Health::new(app.handle.vitals().read(), probe.as_ref());
+    let health = match app.reads.clone().try_acquire_owned() {
+        Ok(_permit) => {
+            let wait = app.options.read_timeout;
+            // The backend answers within `wait`; the margin covers its own
+            // bookkeeping.
+            match tokio::time::timeout(wait * 2, app.ports.reads.health(wait)).await {
+                Ok(Ok(h)) => h,
+                _ => Health::busy(),
+            }
+        }
+        Err(_) => Health::busy(),
+    };
     let status = if health.status == "ok" {
         StatusCode::OK
     } else {
@@ -35,8 +46,7 @@ pub(super) async fn metrics_text(
     Extension(who): Extension<Principal>,
 ) -> Result<Response, ApiError> {
     who.require_all(Scope::Read)?;
-    let gauges = app.read(EngineGauges::read).await?;
-    let text = app.handle.metrics().render(&gauges);
+    let text = app.read(app.ports.reads.metrics()).await?;
     Ok(([(header::CONTENT_TYPE, driver::CONTENT_TYPE)], text).into_response())
 }
 
@@ -45,7 +55,7 @@ pub(super) async fn schedules(
     Extension(who): Extension<Principal>,
 ) -> Result<Json<ScheduleList>, ApiError> {
     who.require_some(Scope::Read)?;
-    let mut list = app.read(ScheduleList::read).await?;
+    let mut list = app.read(app.ports.reads.schedules()).await?;
     list.schedules
         .retain(|s| who.may(Scope::Read, Some(&s.name)));
     Ok(Json(list))
@@ -57,13 +67,10 @@ pub(super) async fn schedule(
     Path(name): Path<String>,
 ) -> Result<Json<ScheduleDetail>, ApiError> {
     who.require(Scope::Read, "schedule", &name)?;
-    let key = name.clone();
-    let (info, config) = app
-        .read(move |e| (e.schedule(&key), e.config().clone()))
-        .await?;
-    let info = info.ok_or_else(|| ApiError::NotFound(format!("schedule {name:?}")))?;
-    // Previewing runs here, off the driver task.
-    Ok(Json(ScheduleDetail::new(info, &config)))
+    let found = app.read(app.ports.reads.schedule(&name)).await?;
+    Ok(Json(found.ok_or_else(|| {
+        ApiError::NotFound(format!("schedule {name:?}"))
+    })?))
 }
 
 pub(super) async fn queues(
@@ -71,7 +78,7 @@ pub(super) async fn queues(
     Extension(who): Extension<Principal>,
 ) -> Result<Json<QueueList>, ApiError> {
     who.require_some(Scope::Read)?;
-    let mut list = app.read(QueueList::read).await?;
+    let mut list = app.read(app.ports.reads.queues()).await?;
     list.queues.retain(|q| who.may(Scope::Read, Some(&q.queue)));
     Ok(Json(list))
 }
@@ -93,7 +100,7 @@ pub(super) async fn inspect(
     who.require_some(Scope::Read)?;
     let Query(q) = q.map_err(|e| ApiError::bad(Some("query"), e.body_text()))?;
     let dead = q.dead.unwrap_or(inspection::DEAD_LIMIT).min(MAX_DEAD_LIMIT);
-    let mut view = app.read(move |e| Inspection::of(e, dead)).await?;
+    let mut view = app.read(app.ports.reads.inspect(dead)).await?;
     view.schedules
         .retain(|s| who.may(Scope::Read, Some(&s.def.name)));
     view.queues
@@ -117,17 +124,8 @@ pub(super) async fn dead_letters(
     who.require(Scope::Read, "queue", &name)?;
     let Query(q) = q.map_err(|e| ApiError::bad(Some("query"), e.body_text()))?;
     let limit = q.limit.unwrap_or(100).min(MAX_DEAD_LIMIT);
-    let key = name.clone();
-    let found = app
-        .read(move |e| {
-            e.queue_stats(&key)
-                .map(|s| (s.dead, e.dead_letters(&key, limit)))
-        })
-        .await?;
-    let (total, jobs) = found.ok_or_else(|| ApiError::NotFound(format!("queue {name:?}")))?;
-    Ok(Json(DeadLetters {
-        queue: name,
-        total,
-        jobs,
-    }))
+    let found = app.read(app.ports.reads.dead_letters(&name, limit)).await?;
+    Ok(Json(found.ok_or_else(|| {
+        ApiError::NotFound(format!("queue {name:?}"))
+    })?))
 }

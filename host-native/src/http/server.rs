@@ -34,15 +34,13 @@ impl HttpServer {
         handle: Handle,
         options: HttpOptions,
     ) -> Result<HttpServer, HttpError> {
-        let ports = Ports::embedded(&handle);
-        HttpServer::bind_with(address, handle, ports, options).await
+        HttpServer::bind_with(address, Ports::embedded(&handle), options).await
     }
 
     /// [`HttpServer::bind`] over other ports. Refuses a non-loopback
     /// address without tokens unless `options.insecure_no_auth`.
     pub async fn bind_with(
         address: SocketAddr,
-        handle: Handle,
         ports: Ports,
         options: HttpOptions,
     ) -> Result<HttpServer, HttpError> {
@@ -58,7 +56,7 @@ impl HttpServer {
         let header_timeout = options.header_timeout;
         let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
         let auth = options.tokens.enabled();
-        let app = router_with(handle, ports, options);
+        let app = router_with(ports, options);
         let task = tokio::spawn(accept_loop(
             listener,
             app,

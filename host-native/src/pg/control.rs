@@ -323,6 +323,19 @@ async fn listen(url: &str, channel: &str, waiters: &Waiters) -> Result<(), PgErr
     Ok(())
 }
 
+/// The control port of every replica: schedule and queue writes through
+/// the inbox to the leader's engine (`Unavailable`, "no leader answered
+/// within …", while none is elected).
+impl crate::backend::ControlBackend for PgControl {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn submit(&self, input: Input) -> crate::backend::PortFuture<'_, Reply> {
+        Box::pin(PgControl::submit(self, input))
+    }
+}
+
 fn unavailable(message: impl Into<String>) -> PortError {
     PortError::Unavailable(message.into().into())
 }
@@ -339,8 +352,7 @@ mod tests {
     fn sync<T: Send + Sync>(_: &T) {}
 
     /// `submit`'s future is `Send` and `PgControl` is `Send + Sync`, so
-    /// `impl ControlBackend for PgControl` is one boxed call
-    /// (`Box::pin(PgControl::submit(self, input))`).
+    /// `impl ControlBackend for PgControl` is one boxed call.
     #[test]
     fn fits_the_control_port() {
         let c = PgControl::new(
@@ -354,5 +366,7 @@ mod tests {
         send(&f);
         let boxed: crate::backend::PortFuture<'_, Reply> = Box::pin(f);
         drop(boxed);
+        let port: &dyn crate::backend::ControlBackend = &c;
+        assert_eq!(port.backend(), "postgres");
     }
 }

@@ -1,176 +1,121 @@
-//! The listener of a replica (`chime run --database`): every replica,
-//! leader or follower, serves `/healthz`, `/metrics` and the read
-//! endpoints, answered from the database (see `docs/postgres.md`):
+//! The read port of a replica (`chime run --database`): every replica,
+//! leader or follower, serves the whole `/v1` API on the same router as
+//! the embedded daemon (`http/`, wired up by `chime run`), with this as
+//! its [`ReadBackend`], [`super::PgControl`] as its control port and the
+//! job tables ([`super::PgQueues`]) as its queue port. The reads are
+//! answered from the database (see `docs/postgres.md`), in the same view
+//! types as the driver's:
 //!
 //! - `/healthz`: the database is reachable, this replica leads or
-//!   follows, the leader's holder, epoch and lease expiry (from the lease
-//!   row); 200 when the database answered, else 503.
-//! - `/metrics`: Prometheus text — queue depth by state and jobs by
-//!   outcome (rows of `chime_jobs`), fires and skips (`chime_fires`,
-//!   `chime_skips`), the leader's epoch, this replica's terms, lease
-//!   renewal latency, database errors, the inbox.
-//! - `/v1/schedules`, `/v1/schedules/{name}`: a warm copy of the leader's
-//!   engine, loaded from its committed snapshot and journal (at most
-//!   [`PgHttpOptions::warm_for`] old), the same on every replica.
-//! - `/v1/queues`, `/v1/queues/{name}/dead`: from the job tables.
+//!   follows, the lease row's holder, epoch and expiry; `ok` when the
+//!   database answered.
+//! - `/metrics`: `http_metrics.rs`.
+//! - schedules and the schedule half of `/v1/inspect`: a warm copy of
+//!   the leader's engine, loaded from its committed snapshot and journal
+//!   (at most [`PgReadOptions::warm_for`] old), the same on every replica.
+//! - queues, dead letters and the queue half of `/v1/inspect`: the job
+//!   tables, as of the database clock.
+//! - `/v1/events`: a broadcast given at construction; the leader's
+//!   driver events go into it (`replica.rs`).
 //!
-//! Writes are not served here (they go through [`super::PgControl`]); the
-//! router is meant to be merged with the write routes. Every handler has
-//! a bound: one shared connection, each query within
-//! [`PgHttpOptions::query_timeout`] (503 beyond it).
+//! Every read has a bound: one shared connection, each read's queries
+//! within [`PgReadOptions::query_timeout`] (`Unavailable` beyond it).
 
 use super::connection::{PgConfig, PgError};
 use super::replica::ReplicaConfig;
 use super::status::ReplicaStatus;
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
-use chime_core::{Engine, EngineConfig, JournalEntry, Snapshot, journal};
-use serde_json::{Value, json};
-use std::fmt::Write as _;
-use std::net::SocketAddr;
+use crate::backend::inspection::{Inspection, QueueView};
+use crate::backend::views::{
+    DatabaseHealth, DeadLetters, Health, LeaseRow, QueueList, ReplicaHealth, ScheduleDetail,
+    ScheduleList,
+};
+use crate::backend::{PortError, PortFuture, QueueBackend, ReadBackend};
+use crate::driver::StreamEvent;
+use chime_core::{
+    Engine, EngineConfig, JobId, JobInfo, JournalEntry, QueueStats, QueueTotals, Snapshot,
+    Timestamp, journal,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{Mutex, oneshot};
-use tokio::task::JoinHandle;
+use tokio::sync::{Mutex, broadcast};
 
-/// Limits of the replica's listener.
+/// Bounds of a replica's reads.
 #[derive(Clone, Copy, Debug)]
-pub struct PgHttpOptions {
-    /// The longest one handler's queries may take (then 503).
+pub struct PgReadOptions {
+    /// The longest one read's queries may take (then `Unavailable`).
     pub query_timeout: Duration,
     /// How long a loaded copy of the engine serves schedule reads.
     pub warm_for: Duration,
 }
 
-impl Default for PgHttpOptions {
+impl Default for PgReadOptions {
     fn default() -> Self {
-        PgHttpOptions {
+        PgReadOptions {
             query_timeout: Duration::from_secs(5),
             warm_for: Duration::from_secs(1),
         }
     }
 }
 
-/// What the handlers share.
-struct App {
+/// A replica's [`ReadBackend`].
+pub struct PgReads {
     pg: PgConfig,
-    name: String,
+    pub(super) name: String,
     holder: String,
     engine_config: EngineConfig,
-    status: Arc<ReplicaStatus>,
-    options: PgHttpOptions,
+    pub(super) status: Arc<ReplicaStatus>,
+    options: PgReadOptions,
     client: Mutex<Option<tokio_postgres::Client>>,
     warm: Mutex<Option<(Instant, Arc<Engine>)>>,
+    jobs: Arc<dyn QueueBackend>,
+    events: broadcast::Sender<Arc<StreamEvent>>,
 }
 
-type Shared = Arc<App>;
-
-/// The replica's read routes, for embedding in another axum server.
-pub fn router(cfg: &ReplicaConfig, options: PgHttpOptions) -> Router {
-    let app = Arc::new(App {
-        pg: cfg.pg.clone(),
-        name: cfg.name.clone(),
-        holder: cfg.holder.clone(),
-        engine_config: cfg.driver.engine.clone(),
-        status: cfg.status.clone(),
-        options,
-        client: Mutex::new(None),
-        warm: Mutex::new(None),
-    });
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
-        .route("/v1/schedules", get(schedules))
-        .route("/v1/schedules/{name}", get(schedule))
-        .route("/v1/queues", get(queues))
-        .route("/v1/queues/{name}/dead", get(dead))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") })
-        .with_state(app)
-}
-
-/// The listener's address could not be bound. (Its own type: `pg/` sits
-/// beside `http/`, not above it.)
-#[derive(Debug, thiserror::Error)]
-#[error("binding the replica HTTP listener to {address}")]
-pub struct BindError {
-    /// The address.
-    pub address: SocketAddr,
-    /// The cause.
-    #[source]
-    pub source: std::io::Error,
-}
-
-/// A running replica listener.
-#[derive(Debug)]
-pub struct PgHttpServer {
-    address: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<std::io::Result<()>>,
-}
-
-impl PgHttpServer {
-    /// Binds `address` (port 0 picks one) and serves `router`.
-    pub async fn bind(address: SocketAddr, router: Router) -> Result<PgHttpServer, BindError> {
-        let bind_err = |source| BindError { address, source };
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .map_err(bind_err)?;
-        let address = listener.local_addr().map_err(bind_err)?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        tracing::info!(%address, "replica HTTP listener up (/healthz, /metrics, /v1)");
-        Ok(PgHttpServer {
-            address,
-            stop,
-            task,
-        })
+impl std::fmt::Debug for PgReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgReads")
+            .field("schema", &self.pg.schema)
+            .field("engine", &self.name)
+            .finish_non_exhaustive()
     }
+}
 
-    /// The bound address.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Stops accepting, lets requests in progress finish.
-    pub async fn shutdown(self) {
-        let _ = self.stop.send(());
-        if let Ok(Err(e)) = self.task.await {
-            tracing::warn!(error = %e, "replica HTTP listener failed");
+impl PgReads {
+    /// The reads of replica `cfg`: its database, lease name, holder id,
+    /// engine config and status. `jobs` is the queue port the API serves
+    /// (dead letters are shown as its `job` getter shows them). `events`
+    /// is what `/v1/events` subscribes to: the replica's leader term sends
+    /// its driver's events into it (pass `cfg.events`), and a feed of the
+    /// job events of every replica may send into it too.
+    pub fn new(
+        cfg: &ReplicaConfig,
+        options: PgReadOptions,
+        jobs: Arc<dyn QueueBackend>,
+        events: broadcast::Sender<Arc<StreamEvent>>,
+    ) -> PgReads {
+        PgReads {
+            pg: cfg.pg.clone(),
+            name: cfg.name.clone(),
+            holder: cfg.holder.clone(),
+            engine_config: cfg.driver.engine.clone(),
+            status: cfg.status.clone(),
+            options,
+            client: Mutex::new(None),
+            warm: Mutex::new(None),
+            jobs,
+            events,
         }
     }
-}
 
-fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    let body = json!({ "error": code, "message": message.into() });
-    (status, Json(body)).into_response()
-}
-
-fn unavailable(e: impl std::fmt::Display) -> Response {
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "database_unavailable",
-        e.to_string(),
-    )
-}
-
-impl App {
-    fn q(&self) -> String {
+    pub(super) fn q(&self) -> String {
         format!("\"{}\"", self.pg.schema)
     }
 
-    /// Runs `f` on the shared connection (opened if needed) within the
-    /// query timeout; a failure counts as a database error.
-    async fn with_client<T>(
+    /// Runs `f` on the shared connection (opened if needed) within
+    /// `wait`; a failure counts as a database error.
+    async fn with_client_within<T>(
         &self,
+        wait: Duration,
         f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, String> {
         let run = async {
@@ -186,25 +131,29 @@ impl App {
             f(c).await
                 .map_err(|e| PgError::db("reading for the listener")(e).to_string())
         };
-        let r = match tokio::time::timeout(self.options.query_timeout, run).await {
+        let r = match tokio::time::timeout(wait, run).await {
             Ok(r) => r,
-            Err(_) => Err(format!(
-                "the database did not answer within {:?}",
-                self.options.query_timeout
-            )),
+            Err(_) => Err(format!("the database did not answer within {wait:?}")),
         };
         if r.is_err() {
             self.status.db_error();
-            // A statement cut off (timeout) or failed inside the
-            // engine read's transaction would leave the connection in
-            // it: the next request opens a fresh one.
+            // A statement cut off (timeout) or failed inside the engine
+            // read's transaction would leave the connection in it: the
+            // next read opens a fresh one.
             *self.client.lock().await = None;
         }
         r
     }
 
+    pub(super) async fn with_client<T>(
+        &self,
+        f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, String> {
+        self.with_client_within(self.options.query_timeout, f).await
+    }
+
     /// The leader's engine as last committed, at most `warm_for` old.
-    async fn engine(&self) -> Result<Arc<Engine>, String> {
+    async fn engine(&self) -> Result<Arc<Engine>, PortError> {
         let mut warm = self.warm.lock().await;
         if let Some((at, e)) = warm.as_ref()
             && at.elapsed() < self.options.warm_for
@@ -239,11 +188,132 @@ impl App {
                 c.batch_execute("COMMIT").await?;
                 Ok((body, lines))
             })
-            .await?;
-        let engine = load(body.as_deref(), &lines, &self.engine_config)?;
+            .await
+            .map_err(unavailable)?;
+        let engine = load(body.as_deref(), &lines, &self.engine_config).map_err(unavailable)?;
         let engine = Arc::new(engine);
         *warm = Some((Instant::now(), engine.clone()));
         Ok(engine)
+    }
+
+    /// The lease row: holder, epoch, expiry (Unix ms), whether it runs.
+    pub(super) async fn leader_row(&self) -> Result<Option<LeaseRow>, String> {
+        self.leader_row_within(self.options.query_timeout).await
+    }
+
+    async fn leader_row_within(&self, wait: Duration) -> Result<Option<LeaseRow>, String> {
+        let (q, name) = (self.q(), self.name.clone());
+        self.with_client_within(wait, async |c| {
+            Ok(c.query_opt(
+                &format!(
+                    "SELECT holder, epoch,
+                            (extract(epoch FROM expires_at) * 1000)::bigint,
+                            holder IS NOT NULL AND expires_at > now()
+                     FROM {q}.chime_leader WHERE name = $1"
+                ),
+                &[&name],
+            )
+            .await?
+            .map(|r| LeaseRow {
+                holder: r.get(0),
+                epoch: r.get(1),
+                lease_expires_at_ms: r.get(2),
+                live: r.get(3),
+            }))
+        })
+        .await
+    }
+
+    /// Stats of one queue, or of all (`None`), from the job tables as of
+    /// the database clock. The tables keep no counters: `totals` counts
+    /// the rows retention still keeps, by outcome (`retried`, `expired`
+    /// and `interrupted` are not recorded and stay 0).
+    async fn stats(&self, only: Option<&str>) -> Result<Vec<QueueStats>, PortError> {
+        let q = self.q();
+        let only = only.map(str::to_owned);
+        let rows = self
+            .with_client(async |c| {
+                c.query(
+                    &format!(
+                        "SELECT q.name,
+                            count(*) FILTER (WHERE j.state = 'available' AND j.run_at > now()),
+                            count(*) FILTER (WHERE j.state = 'available' AND j.run_at <= now()),
+                            count(*) FILTER (WHERE j.state = 'claimed'),
+                            count(*) FILTER (WHERE j.state = 'completed'),
+                            count(*) FILTER (WHERE j.state = 'dead'),
+                            count(*) FILTER (WHERE j.state = 'cancelled'),
+                            count(*) FILTER (WHERE j.state = 'dropped'),
+                            count(j.id),
+                            (extract(epoch FROM now() - min(j.run_at) FILTER
+                                (WHERE j.state = 'available' AND j.run_at <= now()))
+                                * 1000)::bigint,
+                            (extract(epoch FROM now()) * 1000)::bigint
+                         FROM {q}.chime_queues q
+                         LEFT JOIN {q}.chime_jobs j ON j.queue = q.name
+                         WHERE $1::text IS NULL OR q.name = $1
+                         GROUP BY q.name ORDER BY q.name"
+                    ),
+                    &[&only],
+                )
+                .await
+            })
+            .await
+            .map_err(unavailable)?;
+        let n = |r: &tokio_postgres::Row, i: usize| r.get::<_, i64>(i).max(0) as u64;
+        Ok(rows
+            .iter()
+            .map(|r| QueueStats {
+                queue: r.get(0),
+                scheduled: n(r, 1),
+                available: n(r, 2),
+                claimed: n(r, 3),
+                completed: n(r, 4),
+                dead: n(r, 5),
+                cancelled: n(r, 6),
+                oldest_available_age_ms: r.get(9),
+                totals: QueueTotals {
+                    enqueued: n(r, 8),
+                    completed: n(r, 4),
+                    dead: n(r, 5),
+                    dropped: n(r, 7),
+                    cancelled: n(r, 6),
+                    ..QueueTotals::default()
+                },
+                as_of: Timestamp::from_millis(r.get(10)).ok(),
+            })
+            .collect())
+    }
+
+    /// Up to `limit` dead letters of `queue`, oldest death first, each as
+    /// the queue port's getter shows it.
+    async fn dead(&self, queue: &str, limit: usize) -> Result<Vec<JobInfo>, PortError> {
+        let q = self.q();
+        let key = queue.to_owned();
+        let limit = limit as i64;
+        let ids: Vec<i64> = self
+            .with_client(async |c| {
+                Ok(c.query(
+                    &format!(
+                        "SELECT id FROM {q}.chime_jobs WHERE queue = $1 AND state = 'dead'
+                         ORDER BY finished_at, id LIMIT $2"
+                    ),
+                    &[&key, &limit],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
+            })
+            .await
+            .map_err(unavailable)?;
+        let mut jobs = Vec::with_capacity(ids.len());
+        for id in ids {
+            // A row redriven or purged in between is left out.
+            if let Some(j) = self.jobs.job(JobId(id as u64)).await? {
+                jobs.push(j);
+            }
+        }
+        Ok(jobs)
     }
 }
 
@@ -269,382 +339,109 @@ fn load(body: Option<&str>, lines: &[String], config: &EngineConfig) -> Result<E
     Ok(engine)
 }
 
-/// The lease row: holder, epoch, expiry (Unix ms), whether it runs.
-type LeaderRow = Option<(Option<String>, i64, i64, bool)>;
-
-async fn leader_row(app: &App) -> Result<LeaderRow, String> {
-    let (q, name) = (app.q(), app.name.clone());
-    app.with_client(async |c| {
-        Ok(c.query_opt(
-            &format!(
-                "SELECT holder, epoch,
-                        (extract(epoch FROM expires_at) * 1000)::bigint,
-                        holder IS NOT NULL AND expires_at > now()
-                 FROM {q}.chime_leader WHERE name = $1"
-            ),
-            &[&name],
-        )
-        .await?
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))))
-    })
-    .await
+fn unavailable(e: impl std::fmt::Display) -> PortError {
+    PortError::Unavailable(e.to_string().into())
 }
 
-async fn healthz(State(app): State<Shared>) -> Response {
-    let me = app.status.view();
-    let leader = leader_row(&app).await;
-    let role = if me.leading { "leader" } else { "follower" };
-    let (status, database, leader) = match &leader {
-        Ok(row) => (
-            StatusCode::OK,
-            json!({ "reachable": true }),
-            row.as_ref().map_or(Value::Null, |(holder, epoch, exp, live)| {
-                json!({ "holder": holder, "epoch": epoch, "leaseExpiresAtMs": exp, "live": live })
-            }),
-        ),
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            json!({ "reachable": false, "error": e }),
-            Value::Null,
-        ),
-    };
-    let body = json!({
-        "status": if status == StatusCode::OK { "ok" } else { "unavailable" },
-        "database": database,
-        "role": role,
-        "holder": app.holder,
-        "connected": me.connected,
-        "epoch": me.leading.then_some(me.epoch),
-        "leaseExpiresAtMs": me.leading.then_some(me.lease_expires_ms),
-        "leader": leader,
-    });
-    (status, Json(body)).into_response()
-}
+impl ReadBackend for PgReads {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
 
-/// Prometheus label value escaping.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-async fn metrics(State(app): State<Shared>) -> Response {
-    let q = app.q();
-    let name = app.name.clone();
-    type Counts = Vec<(String, String, i64)>;
-    let read = app
-        .with_client(async |c| {
-            let triples = |rows: Vec<tokio_postgres::Row>| -> Counts {
-                rows.iter()
-                    .map(|r| (r.get(0), r.get(1), r.get(2)))
-                    .collect()
-            };
-            let jobs = triples(
-                c.query(
-                    &format!(
-                        "SELECT queue, CASE WHEN state = 'available' AND run_at > now()
-                                THEN 'scheduled' ELSE state END AS s, count(*)
-                         FROM {q}.chime_jobs GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[],
-                )
-                .await?,
-            );
-            let fires = triples(
-                c.query(
-                    &format!(
-                        "SELECT schedule, kind, count(*) FROM {q}.chime_fires
-                         WHERE engine = $1 GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[&name],
-                )
-                .await?,
-            );
-            let skips = triples(
-                c.query(
-                    &format!(
-                        "SELECT schedule, reason, sum(count)::bigint FROM {q}.chime_skips
-                         WHERE engine = $1 GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[&name],
-                )
-                .await?,
-            );
-            let inbox: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT count(*) FROM {q}.chime_inbox
-                         WHERE engine = $1 AND applied_at IS NULL"
-                    ),
-                    &[&name],
-                )
-                .await?
-                .get(0);
-            Ok((jobs, fires, skips, inbox))
-        })
-        .await;
-    let leader = leader_row(&app).await;
-    let (jobs, fires, skips, inbox) = match read {
-        Ok(r) => r,
-        Err(e) => return unavailable(e),
-    };
-    let me = app.status.view();
-    let mut t = String::new();
-    // Each line is the name, then its suffix (labels, or `_sum`/`_count`).
-    let mut metric = |name: &str, kind: &str, help: &str, lines: &[(String, String)]| {
-        let _ = writeln!(t, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (labels, value) in lines {
-            let _ = writeln!(t, "{name}{labels} {value}");
-        }
-    };
-    let one = |v: String| vec![(String::new(), v)];
-    let by = |rows: &Counts, a: &str, b: &str| -> Vec<(String, String)> {
-        rows.iter()
-            .map(|(x, y, n)| {
-                (
-                    format!("{{{a}=\"{}\",{b}=\"{}\"}}", label(x), label(y)),
-                    n.to_string(),
-                )
+    fn health(&self, wait: Duration) -> PortFuture<'_, Health> {
+        Box::pin(async move {
+            let me = self.status.view();
+            let row = self.leader_row_within(wait).await;
+            let reachable = row.is_ok();
+            let error = row.as_ref().err().cloned();
+            let lease = row.ok().flatten();
+            Ok(Health {
+                status: if reachable { "ok" } else { "unavailable" }.to_owned(),
+                driver: if me.leading { "running" } else { "standby" }.to_owned(),
+                store: if reachable { "ok" } else { "failed" }.to_owned(),
+                error: error.clone(),
+                turns: 0,
+                commits: 0,
+                last_commit_at: None,
+                last_commit_micros: None,
+                engine_clock: None,
+                schedules: None,
+                live_jobs: None,
+                leader: Some(me.leading),
+                replica: Some(ReplicaHealth {
+                    role: if me.leading { "leader" } else { "follower" }.to_owned(),
+                    holder: self.holder.clone(),
+                    connected: me.connected,
+                    epoch: me.leading.then_some(me.epoch as i64),
+                    lease_expires_at_ms: me.leading.then_some(me.lease_expires_ms),
+                    database: DatabaseHealth { reachable, error },
+                    lease,
+                }),
             })
-            .collect()
-    };
-    metric(
-        "chime_replica_leader",
-        "gauge",
-        "1 while this replica holds the leader lease and runs the engine.",
-        &one(u8::from(me.leading).to_string()),
-    );
-    metric(
-        "chime_database_up",
-        "gauge",
-        "1 when the database answered this scrape.",
-        &one("1".into()),
-    );
-    if let Ok(Some((_, epoch, exp, live))) = &leader {
-        metric(
-            "chime_leader_epoch",
-            "gauge",
-            "The lease's epoch: every takeover adds one (its increase counts leader changes).",
-            &one(epoch.to_string()),
-        );
-        metric(
-            "chime_leader_lease_expires_at_seconds",
-            "gauge",
-            "When the leader's lease runs out unless renewed (database clock, Unix seconds).",
-            &one(format!("{:.3}", *exp as f64 / 1000.0)),
-        );
-        metric(
-            "chime_leader_live",
-            "gauge",
-            "1 while some replica holds an unexpired lease.",
-            &one(u8::from(*live).to_string()),
-        );
-    }
-    metric(
-        "chime_replica_terms_total",
-        "counter",
-        "Terms this replica has begun as leader.",
-        &one(me.terms.to_string()),
-    );
-    metric(
-        "chime_lease_renew_seconds",
-        "summary",
-        "Round trips of this replica's successful lease renewals.",
-        &[
-            (
-                "_sum".into(),
-                format!("{:.6}", me.renew_micros as f64 / 1e6),
-            ),
-            ("_count".into(), me.renewals.to_string()),
-        ],
-    );
-    metric(
-        "chime_lease_renew_last_seconds",
-        "gauge",
-        "The last renewal's round trip.",
-        &one(format!("{:.6}", me.renew_last_micros as f64 / 1e6)),
-    );
-    metric(
-        "chime_database_errors_total",
-        "counter",
-        "Failed statements and lost sessions this replica logged.",
-        &one(me.db_errors.to_string()),
-    );
-    metric(
-        "chime_inbox_pending",
-        "gauge",
-        "Schedule and queue inputs waiting for the leader.",
-        &one(inbox.to_string()),
-    );
-    metric(
-        "chime_inbox_applied_total",
-        "counter",
-        "Inbox inputs this replica applied as leader.",
-        &one(me.inbox_applied.to_string()),
-    );
-    metric(
-        "chime_jobs",
-        "gauge",
-        "Job rows by queue and state: depth (available, scheduled, claimed) and outcomes \
-         kept by retention (completed, dead, dropped, cancelled).",
-        &by(&jobs, "queue", "state"),
-    );
-    metric(
-        "chime_fires_total",
-        "counter",
-        "Fires delivered by the leaders, by schedule and kind.",
-        &by(&fires, "schedule", "kind"),
-    );
-    metric(
-        "chime_skips_total",
-        "counter",
-        "Boundaries skipped, by schedule and reason.",
-        &by(&skips, "schedule", "reason"),
-    );
-    ([(header::CONTENT_TYPE, crate::driver::CONTENT_TYPE)], t).into_response()
-}
-
-async fn schedules(State(app): State<Shared>) -> Response {
-    match app.engine().await {
-        Ok(e) => {
-            let list: Vec<Value> = e
-                .schedule_names()
-                .filter_map(|n| e.schedule(n))
-                .map(|s| {
-                    json!({
-                        "name": s.def.name,
-                        "spec": s.def.spec,
-                        "tz": s.def.tz,
-                        "queue": s.def.target.queue,
-                        "status": s.status,
-                        "nextNominal": s.next_nominal,
-                        "nextDueAt": s.next_due_at,
-                        "fires": s.fires,
-                        "skipped": s.skipped,
-                        "inFlight": s.in_flight.len(),
-                    })
-                })
-                .collect();
-            Json(json!({ "schedules": list })).into_response()
-        }
-        Err(e) => unavailable(e),
-    }
-}
-
-async fn schedule(State(app): State<Shared>, Path(name): Path<String>) -> Response {
-    match app.engine().await {
-        Ok(e) => match e.schedule(&name) {
-            Some(info) => Json(info).into_response(),
-            None => error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no such schedule {name:?}"),
-            ),
-        },
-        Err(e) => unavailable(e),
-    }
-}
-
-async fn queues(State(app): State<Shared>) -> Response {
-    let q = app.q();
-    let rows = app
-        .with_client(async |c| {
-            c.query(
-                &format!(
-                    "SELECT q.name, j.s, count(j.s) FROM {q}.chime_queues q
-                     LEFT JOIN LATERAL (
-                         SELECT CASE WHEN state = 'available' AND run_at > now()
-                                THEN 'scheduled' ELSE state END AS s
-                         FROM {q}.chime_jobs WHERE queue = q.name) j ON true
-                     GROUP BY 1, 2 ORDER BY 1, 2"
-                ),
-                &[],
-            )
-            .await
         })
-        .await;
-    let rows = match rows {
-        Ok(r) => r,
-        Err(e) => return unavailable(e),
-    };
-    let mut list: Vec<Value> = Vec::new();
-    for r in &rows {
-        let (name, state, n): (String, Option<String>, i64) = (r.get(0), r.get(1), r.get(2));
-        if list.last().is_none_or(|l| l["name"] != name.as_str()) {
-            list.push(json!({ "name": name, "jobs": {} }));
-        }
-        if let (Some(state), Some(last)) = (state, list.last_mut()) {
-            last["jobs"][state] = json!(n);
-        }
     }
-    Json(json!({ "queues": list })).into_response()
-}
 
-/// `?limit=N` dead letters (default 100, at most 1,000).
-#[derive(serde::Deserialize)]
-struct DeadQuery {
-    limit: Option<i64>,
-}
+    fn metrics(&self) -> PortFuture<'_, String> {
+        Box::pin(async move { super::http_metrics::render(self).await.map_err(unavailable) })
+    }
 
-async fn dead(
-    State(app): State<Shared>,
-    Path(name): Path<String>,
-    Query(query): Query<DeadQuery>,
-) -> Response {
-    let q = app.q();
-    let limit = query.limit.unwrap_or(100).clamp(0, 1_000);
-    let key = name.clone();
-    let read = app
-        .with_client(async |c| {
-            let exists = c
-                .query_opt(
-                    &format!("SELECT 1 FROM {q}.chime_queues WHERE name = $1"),
-                    &[&key],
-                )
-                .await?
-                .is_some();
-            let total: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT count(*) FROM {q}.chime_jobs WHERE queue = $1 AND state = 'dead'"
-                    ),
-                    &[&key],
-                )
-                .await?
-                .get(0);
-            let jobs: Vec<Value> = c
-                .query(
-                    &format!(
-                        "SELECT id, attempt, last_error,
-                                (extract(epoch FROM finished_at) * 1000)::bigint
-                         FROM {q}.chime_jobs WHERE queue = $1 AND state = 'dead'
-                         ORDER BY finished_at DESC, id DESC LIMIT $2"
-                    ),
-                    &[&key, &limit],
-                )
-                .await?
-                .iter()
-                .map(|r| {
-                    json!({
-                        "id": r.get::<_, i64>(0),
-                        "attempt": r.get::<_, i32>(1),
-                        "lastError": r.get::<_, Option<String>>(2),
-                        "finishedAt": r.get::<_, Option<i64>>(3),
-                    })
-                })
-                .collect();
-            Ok((exists, total, jobs))
+    fn inspect(&self, dead: usize) -> PortFuture<'_, Inspection> {
+        Box::pin(async move {
+            let engine = self.engine().await?;
+            let mut queues = Vec::new();
+            for stats in self.stats(None).await? {
+                let dead_letters = self.dead(&stats.queue, dead).await?;
+                queues.push(QueueView {
+                    stats,
+                    dead_letters,
+                });
+            }
+            Ok(Inspection {
+                clock: engine.clock(),
+                schedules: crate::backend::inspection::schedules(&engine),
+                queues,
+            })
         })
-        .await;
-    match read {
-        Ok((false, ..)) => error(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no such queue {name:?}"),
-        ),
-        Ok((true, total, jobs)) => {
-            Json(json!({ "queue": name, "total": total, "jobs": jobs })).into_response()
-        }
-        Err(e) => unavailable(e),
+    }
+
+    fn schedules(&self) -> PortFuture<'_, ScheduleList> {
+        Box::pin(async move { Ok(ScheduleList::read(&*self.engine().await?)) })
+    }
+
+    fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>> {
+        Box::pin(async move {
+            let e = self.engine().await?;
+            Ok(e.schedule(name)
+                .map(|info| ScheduleDetail::new(info, e.config())))
+        })
+    }
+
+    fn queues(&self) -> PortFuture<'_, QueueList> {
+        Box::pin(async move {
+            Ok(QueueList {
+                queues: self.stats(None).await?,
+            })
+        })
+    }
+
+    fn dead_letters<'a>(
+        &'a self,
+        queue: &'a str,
+        limit: usize,
+    ) -> PortFuture<'a, Option<DeadLetters>> {
+        Box::pin(async move {
+            let Some(stats) = self.stats(Some(queue)).await?.pop() else {
+                return Ok(None);
+            };
+            Ok(Some(DeadLetters {
+                queue: queue.to_owned(),
+                total: stats.dead,
+                jobs: self.dead(queue, limit).await?,
+            }))
+        })
+    }
+
+    fn events(&self) -> broadcast::Receiver<Arc<StreamEvent>> {
+        self.events.subscribe()
     }
 }

@@ -9,7 +9,8 @@
 //! with [`PgQueues::enqueue_in`]), the worker pools on them
 //! ([`workers`]), the schedule-write inbox through which any replica
 //! reaches the leader's engine ([`PgControl`], `chime_inbox`), and every
-//! replica's HTTP listener ([`http`]: health, metrics, reads).
+//! replica's reads for the HTTP API ([`http`]: every replica serves the
+//! whole `/v1` API, the same router as the embedded daemon).
 //!
 //! Everything lives in one Postgres schema (default `chime`), so several
 //! deployments — or parallel tests — can share one database. Time that
@@ -18,11 +19,15 @@
 //! compares its wall clock to the database's (see [`LeaderLease`]). See
 //! `docs/postgres.md`.
 
+#[cfg(feature = "http")]
+mod api_queues;
 mod bridge;
 mod control;
 pub mod fires;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+mod http_metrics;
 mod inbox;
 mod lease;
 pub mod migrate;
@@ -35,6 +40,8 @@ pub mod workers;
 
 mod connection;
 
+#[cfg(feature = "http")]
+pub use api_queues::PgApiQueues;
 pub use connection::{PgConfig, PgError, connect};
 pub use control::PgControl;
 pub use inbox::{InboxOptions, RemoteError, is_control};

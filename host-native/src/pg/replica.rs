@@ -24,14 +24,14 @@ use super::reconnect::{Backoff, retryable};
 use super::status::ReplicaStatus;
 use super::store::PgStore;
 use super::workers::{PgSource, PoolWakes, forward_wakes};
-use crate::driver::{Clock, Driver, DriverConfig, Handle};
+use crate::driver::{Clock, Driver, DriverConfig, EVENT_BUFFER, Handle, StreamEvent};
 use crate::runtime::apply;
 use crate::{RunError, Setup, worker};
 use chime_core::{FireId, Input, QueueConfig, QueueMode};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::JoinSet;
 
 /// How a replica runs.
@@ -65,6 +65,11 @@ pub struct ReplicaConfig {
     pub status: Arc<ReplicaStatus>,
     /// How long applied inbox rows are kept (see `pg/inbox.rs`).
     pub inbox_retention: Duration,
+    /// Where this replica's leader terms send their driver's events
+    /// (fires, skips, job outcomes the engine sees), for `/v1/events`:
+    /// give the same sender to the replica's read port. Bounded: a slow
+    /// receiver loses the oldest (`Lagged`), the driver never waits.
+    pub events: broadcast::Sender<Arc<StreamEvent>>,
 }
 
 impl ReplicaConfig {
@@ -85,6 +90,7 @@ impl ReplicaConfig {
             reconnect_max: Duration::from_secs(5),
             status: Arc::default(),
             inbox_retention: super::InboxOptions::default().retention,
+            events: broadcast::channel(EVENT_BUFFER).0,
         }
     }
 }
@@ -339,6 +345,7 @@ async fn lead(
     })
     .await??;
     let handle = driver.handle();
+    let forwarding = tokio::spawn(forward_events(handle.events(), cfg.events.clone()));
     let running = tokio::spawn(driver.run());
     tracing::info!(epoch = epoch.0, "leading: engine loaded");
     cfg.status.begin_term(epoch.0, grant.db_expires_at_ms);
@@ -372,6 +379,7 @@ async fn lead(
     cfg.status.end_term();
     handle.stop();
     let ended = running.await;
+    forwarding.abort();
     match (&term, ended) {
         (Ok(Term::Stopped), Ok(Ok(_))) => {
             if let Err(e) = lease.release().await {
@@ -384,6 +392,22 @@ async fn lead(
     }
     tracing::info!(epoch = epoch.0, "no longer leading");
     term
+}
+
+/// Sends a term's driver events on to the replica's broadcast until the
+/// driver ends (a lag loses events, as it would for any receiver).
+async fn forward_events(
+    mut from: broadcast::Receiver<Arc<StreamEvent>>,
+    to: broadcast::Sender<Arc<StreamEvent>>,
+) {
+    loop {
+        match from.recv().await {
+            // No receiver now is fine: nobody is watching.
+            Ok(e) => drop(to.send(e)),
+            Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
 }
 
 /// The leader's loop: renew the lease (and tell the engine), settle ended

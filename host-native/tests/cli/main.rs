@@ -21,6 +21,7 @@ mod inspect_read_only;
 mod orphans;
 mod preview_refusals;
 mod replay;
+mod replica_auth;
 mod signals;
 mod validate;
 mod validate_warnings;

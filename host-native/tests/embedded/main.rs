@@ -10,16 +10,13 @@
 
 mod common;
 
-mod api_authz;
 mod api_docs;
 mod api_events;
 mod api_events_lag;
-mod api_jobs;
 mod api_limits;
 mod api_long_poll;
-mod api_schedules;
+mod api_suite;
 mod api_throughput;
-mod api_workers;
 mod clock_jump;
 mod driver;
 mod healthz;

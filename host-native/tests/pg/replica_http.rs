@@ -94,7 +94,7 @@ fn settled(ports: &[u16], logs: &[&Path], within: Duration) -> (usize, i64) {
         let hs: Vec<Option<Value>> = ports.iter().map(|&p| health(p)).collect();
         if let [Some(a), Some(b)] = &hs[..] {
             let roles = (a["role"].as_str(), b["role"].as_str());
-            let epochs = (a["leader"]["epoch"].as_i64(), b["leader"]["epoch"].as_i64());
+            let epochs = (a["lease"]["epoch"].as_i64(), b["lease"]["epoch"].as_i64());
             let leader = match roles {
                 (Some("leader"), Some("follower")) => Some(0),
                 (Some("follower"), Some("leader")) => Some(1),
@@ -179,7 +179,7 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
     let (status, body) = get(ports[follower], "/v1/queues").unwrap();
     assert_eq!(status, 200, "{body}");
     let queues: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(queues["queues"][0]["name"], "ticks", "{body}");
+    assert_eq!(queues["queues"][0]["queue"], "ticks", "{body}");
     // Kill the leader: the survivor reports leader of a later epoch.
     let killed = Instant::now();
     drop(replicas[leader].take());
@@ -190,7 +190,7 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
         {
             let e = h["epoch"].as_i64().unwrap();
             assert!(e > epoch, "{h}");
-            assert_eq!(h["leader"]["epoch"].as_i64(), Some(e), "{h}");
+            assert_eq!(h["lease"]["epoch"].as_i64(), Some(e), "{h}");
             break killed.elapsed();
         }
         assert!(

@@ -1,29 +1,28 @@
-//! The worker routes on a real daemon: claim (at most `max`, with lease
-//! token and deadline), heartbeat, complete, fail with `retryAt`, and the
-//! batch forms; a stale token is `409 lease_lost` and changes nothing.
+//! The worker routes: claim (at most `max`, with lease token and
+//! deadline), heartbeat, complete, fail with `retryAt`, and the batch
+//! forms; a stale token is `409 lease_lost` and changes nothing; bad
+//! claims are refused with core's code and field. Requests alternate
+//! between the nodes, so in Postgres mode a job claimed on one replica is
+//! heartbeated and settled on the other.
 
-use crate::common;
-
-use chime_core::QueueConfig;
-use chime_native::Setup;
-use common::start_instance;
+use super::deploy::{Deployment, Store};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn workers_claim_heartbeat_complete_and_fail_over_http() {
-    let inst = start_instance(Setup {
-        queues: vec![QueueConfig::new("q")],
-        ..Setup::default()
-    })
-    .await;
+const CONFIG: &str = r#"
+[[queue]]
+name = "q"
+"#;
+
+pub async fn run(store: Store) {
+    let d = Deployment::start(store, CONFIG).await;
     let jobs: Vec<serde_json::Value> = (0..5).map(|i| json!({"payload": {"n": i}})).collect();
-    let (status, _) = inst
+    let (status, _) = d
         .api("POST", "/v1/queues/q/jobs", Some(json!({ "jobs": jobs })))
         .await;
     assert_eq!(status, 200);
 
     // At most `max`, in claim order, with payload, token and deadline.
-    let (status, c) = inst
+    let (status, c) = d
         .api(
             "POST",
             "/v1/queues/q/claim",
@@ -40,7 +39,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
     let path = |id: &serde_json::Value, verb: &str| format!("/v1/jobs/{id}/{verb}");
 
     // Heartbeat extends the lease.
-    let (status, hb) = inst
+    let (status, hb) = d
         .api(
             "POST",
             &path(&a["job"], "heartbeat"),
@@ -51,26 +50,26 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
     assert!(hb["deadline"].as_i64().unwrap() > a["deadline"].as_i64().unwrap());
 
     // A stale token: 409 lease_lost, and nothing changes.
-    let before = inst.fingerprint().await;
+    let before = d.fingerprint().await;
     let stale = a["token"].as_u64().unwrap() + 1_000;
     for (verb, body) in [
         ("heartbeat", json!({"token": stale})),
         ("complete", json!({"token": stale})),
         ("fail", json!({"token": stale, "error": "x"})),
     ] {
-        let (status, err) = inst.api("POST", &path(&a["job"], verb), Some(body)).await;
+        let (status, err) = d.api("POST", &path(&a["job"], verb), Some(body)).await;
         assert_eq!(status, 409, "{verb}: {err}");
         assert_eq!(err["error"], "lease_lost", "{err}");
         assert_eq!(err["field"], "token", "{err}");
     }
     assert_eq!(
-        inst.fingerprint().await,
+        d.fingerprint().await,
         before,
         "a stale token changed nothing"
     );
 
     // Complete one; fail the other with retryAt.
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             &path(&a["job"], "complete"),
@@ -79,7 +78,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         .await;
     assert_eq!(status, 200, "{r}");
     let retry_at = c["jobs"][1]["deadline"].as_i64().unwrap() + 3_600_000;
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             &path(&b["job"], "fail"),
@@ -89,14 +88,12 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["outcome"], "retry");
     assert_eq!(r["runAt"], retry_at);
-    let (_, job) = inst
-        .api("GET", &format!("/v1/jobs/{}", b["job"]), None)
-        .await;
+    let (_, job) = d.api("GET", &format!("/v1/jobs/{}", b["job"]), None).await;
     assert_eq!(job["state"], "scheduled");
     assert_eq!(job["lastError"], "later");
 
     // Batch forms: claim three, complete two with a stale third.
-    let (_, c) = inst
+    let (_, c) = d
         .api(
             "POST",
             "/v1/queues/q/claim",
@@ -105,7 +102,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         .await;
     let claimed = c["jobs"].as_array().unwrap().clone();
     assert_eq!(claimed.len(), 3, "{c}");
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             "/v1/jobs/heartbeat",
@@ -119,7 +116,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         {"job": claimed[1]["job"], "token": claimed[1]["token"]},
         {"job": claimed[2]["job"], "token": 1},
     ]);
-    let (status, r) = inst
+    let (status, r) = d
         .api("POST", "/v1/jobs/complete", Some(json!({ "jobs": items })))
         .await;
     assert_eq!(status, 200, "{r}");
@@ -128,8 +125,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
     assert_eq!(results[1]["ok"], true);
     assert_eq!(results[2]["ok"], false);
     assert_eq!(results[2]["error"]["error"], "lease_lost");
-    let (status, r) = inst
-        .api(
+    let (status, r) = d.api(
             "POST",
             "/v1/jobs/fail",
             Some(json!({"jobs": [{"job": claimed[2]["job"], "token": claimed[2]["token"], "error": "e"}]})),
@@ -137,13 +133,13 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         .await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["results"][0]["outcome"], "retry", "{r}");
-    let (_, stats) = inst.api("GET", "/v1/queues", None).await;
+    let (_, stats) = d.api("GET", "/v1/queues", None).await;
     let q = &stats["queues"][0];
     assert_eq!(q["completed"], 3, "{stats}");
     assert_eq!(q["scheduled"], 2, "{stats}");
 
     // Bad claims: core's rules (max 0), the listener's (waitMs).
-    let (status, err) = inst
+    let (status, err) = d
         .api(
             "POST",
             "/v1/queues/q/claim",
@@ -156,7 +152,7 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         "{err}"
     );
     assert_eq!(err["field"], "max");
-    let (status, err) = inst
+    let (status, err) = d
         .api(
             "POST",
             "/v1/queues/q/claim",
@@ -168,5 +164,4 @@ async fn workers_claim_heartbeat_complete_and_fail_over_http() {
         (400, Some("waitMs")),
         "{err}"
     );
-    inst.stop().await;
 }

@@ -1,16 +1,32 @@
-//! The authorization matrix on a real daemon with `[[token]]`s: every
-//! route × every scope (unlimited, and limited to `a*`) × a name inside
-//! and outside the pattern, plus no token and an unknown one. A route is
-//! refused (401/403) exactly when the token may not do it; when it may,
-//! the answer is whatever the engine says (2xx, or 404/409 for state the
-//! earlier requests changed), never 401/403 and never a 5xx.
+//! The authorization matrix: every route × every scope (unlimited, and
+//! limited to `a*`) × a name inside and outside the pattern, plus no
+//! token and an unknown one. A route is refused (401/403) exactly when
+//! the token may not do it; when it may, the answer is whatever the
+//! backend says (2xx, or 404/409 for state the earlier requests
+//! changed), never 401/403 and never a 5xx. Refused requests change
+//! nothing.
 
-use crate::common;
-
-use chime_core::QueueConfig;
-use chime_native::Setup;
-use common::{schedule, start_with_tokens};
+use super::deploy::{ADMIN, Deployment, Mode, SCOPES, Store};
 use serde_json::json;
+
+/// The config: two queues and a schedule on each.
+pub const CONFIG: &str = r#"
+[[queue]]
+name = "a1"
+
+[[queue]]
+name = "b1"
+
+[[schedule]]
+name = "a-s"
+spec = "@every 1h"
+target = { queue = "a1" }
+
+[[schedule]]
+name = "b-s"
+spec = "@every 1h"
+target = { queue = "b1" }
+"#;
 
 /// What a route needs.
 #[derive(Clone, Copy)]
@@ -25,8 +41,6 @@ enum Needs {
     Name(&'static str),
 }
 
-const SCOPES: [&str; 5] = ["read", "enqueue", "work", "manage", "admin"];
-
 fn allowed(token_scope: &str, limited: bool, inside: bool, needs: Needs) -> bool {
     let holds = |s: &str| token_scope == s || token_scope == "admin";
     match needs {
@@ -37,52 +51,14 @@ fn allowed(token_scope: &str, limited: bool, inside: bool, needs: Needs) -> bool
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_route_checks_scope_and_name_pattern() {
-    let secrets: Vec<(String, String, Vec<String>)> = SCOPES
-        .iter()
-        .flat_map(|s| {
-            [
-                (s.to_string(), format!("tok-{s}"), vec![s.to_string()]),
-                (
-                    format!("{s}-a"),
-                    format!("tok-{s}-a"),
-                    vec![format!("{s}:a*")],
-                ),
-            ]
-        })
-        .collect();
-    let tokens: Vec<(&str, &str, Vec<&str>)> = secrets
-        .iter()
-        .map(|(n, t, s)| {
-            (
-                n.as_str(),
-                t.as_str(),
-                s.iter().map(String::as_str).collect(),
-            )
-        })
-        .collect();
-    let tokens: Vec<(&str, &str, &[&str])> = tokens
-        .iter()
-        .map(|(n, t, s)| (*n, *t, s.as_slice()))
-        .collect();
-    let inst = start_with_tokens(
-        Setup {
-            queues: vec![QueueConfig::new("a1"), QueueConfig::new("b1")],
-            schedules: vec![
-                schedule(r#"{"name": "a-s", "spec": "@every 1h", "target": {"queue": "a1"}}"#),
-                schedule(r#"{"name": "b-s", "spec": "@every 1h", "target": {"queue": "b1"}}"#),
-            ],
-            ..Setup::default()
-        },
-        &tokens,
-    )
-    .await;
-    let admin = Some("tok-admin");
+/// Runs the matrix on a deployment of `store`; how many requests it checked.
+pub async fn run(store: Store) -> usize {
+    let d = Deployment::start(store, CONFIG).await;
+    let admin = ADMIN;
     // A job in each queue, for the job routes.
     let mut job = std::collections::HashMap::new();
     for q in ["a1", "b1"] {
-        let (status, e) = inst
+        let (status, e) = d
             .send(
                 "POST",
                 &format!("/v1/queues/{q}/jobs"),
@@ -189,7 +165,7 @@ async fn every_route_checks_scope_and_name_pattern() {
     ];
     // Refused requests change nothing: every route without a token, with
     // an unknown one, and out of a limited token's pattern.
-    let before = inst.fingerprint().await;
+    let before = d.fingerprint().await;
     for (method, template, body, needs) in &routes {
         let fill = |t: &str| {
             t.replace("{q}", "b1")
@@ -201,7 +177,7 @@ async fn every_route_checks_scope_and_name_pattern() {
             .as_ref()
             .map(|b| serde_json::from_str::<serde_json::Value>(&fill(&b.to_string())).unwrap());
         for token in [None, Some("tok-nope"), Some("tok-admin-a")] {
-            let (status, _) = inst.send(method, &path, token, body.clone()).await;
+            let (status, _) = d.send(method, &path, token, body.clone()).await;
             if !matches!(needs, Needs::Open | Needs::Some(_)) {
                 assert!(
                     [401, 403].contains(&status),
@@ -211,7 +187,7 @@ async fn every_route_checks_scope_and_name_pattern() {
         }
     }
     assert_eq!(
-        inst.fingerprint().await,
+        d.fingerprint().await,
         before,
         "refused requests changed nothing"
     );
@@ -231,7 +207,7 @@ async fn every_route_checks_scope_and_name_pattern() {
             let inside = q == "a1";
             // No token, an unknown token.
             for bad in [None, Some("tok-nope")] {
-                let (status, err) = inst.send(method, &path, bad, body.clone()).await;
+                let (status, err) = d.send(method, &path, bad, body.clone()).await;
                 let want = if matches!(needs, Needs::Open) {
                     200
                 } else {
@@ -247,10 +223,19 @@ async fn every_route_checks_scope_and_name_pattern() {
                     } else {
                         format!("tok-{scope}")
                     };
-                    let (status, err) = inst.send(method, &path, Some(&token), body.clone()).await;
+                    let (status, err) = d.send(method, &path, Some(&token), body.clone()).await;
                     let what = format!("{method} {path} as {token}: {status} {err}");
                     if allowed(scope, limited, inside, *needs) {
-                        assert!(![401, 403].contains(&status) && status < 500, "{what}");
+                        // Postgres queues have no job search yet: the one
+                        // allowed answer that is not the engine's.
+                        let unsupported = d.mode == Mode::Postgres
+                            && *template == "/v1/queues/{q}/jobs"
+                            && *method == "GET"
+                            && status == 501;
+                        assert!(
+                            ![401, 403].contains(&status) && (status < 500 || unsupported),
+                            "{what}"
+                        );
                     } else {
                         assert_eq!(status, 403, "{what}");
                         assert_eq!(err["error"], "forbidden", "{what}");
@@ -266,11 +251,11 @@ async fn every_route_checks_scope_and_name_pattern() {
         let items = json!({"jobs": [{"job": job[q], "token": 1, "error": "e"}]});
         for verb in ["heartbeat", "complete", "fail"] {
             let path = format!("/v1/jobs/{verb}");
-            let (status, _) = inst
+            let (status, _) = d
                 .send("POST", &path, Some("tok-read"), Some(items.clone()))
                 .await;
             assert_eq!(status, 403);
-            let (status, r) = inst
+            let (status, r) = d
                 .send("POST", &path, Some("tok-work-a"), Some(items.clone()))
                 .await;
             assert_eq!(status, 200, "{r}");
@@ -281,9 +266,7 @@ async fn every_route_checks_scope_and_name_pattern() {
     }
 
     // Lists show only what a limited token may read.
-    let (_, list) = inst
-        .send("GET", "/v1/queues", Some("tok-read-a"), None)
-        .await;
+    let (_, list) = d.send("GET", "/v1/queues", Some("tok-read-a"), None).await;
     let names: Vec<&str> = list["queues"]
         .as_array()
         .unwrap()
@@ -291,15 +274,11 @@ async fn every_route_checks_scope_and_name_pattern() {
         .map(|q| q["queue"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["a1"]);
-    let (_, view) = inst
-        .send("GET", "/v1/inspect", Some("tok-read-a"), None)
-        .await;
+    let (_, view) = d.send("GET", "/v1/inspect", Some("tok-read-a"), None).await;
     assert!(!view.to_string().contains("\"b1\""), "{view}");
     // The token never appears in an answer.
-    let (_, err) = inst
-        .send("GET", "/v1/jobs/1", Some("tok-enqueue"), None)
-        .await;
+    let (_, err) = d.send("GET", "/v1/jobs/1", Some("tok-enqueue"), None).await;
     assert!(!err.to_string().contains("tok-enqueue"), "{err}");
-    eprintln!("authz matrix: {checked} requests checked");
-    inst.stop().await;
+    eprintln!("authz matrix ({:?}): {checked} requests checked", d.mode);
+    checked
 }

@@ -1,41 +1,42 @@
-//! Schedule and queue writes over HTTP on a real daemon: upsert (the
-//! body is core's `ScheduleDef` without `name`), pause with a note,
-//! resume, trigger with an overlap override, backfill, remove, and
-//! declare a queue; core's refusals keep their code and field, and
-//! change nothing.
+//! Schedule and queue writes over HTTP: upsert (the body is core's
+//! `ScheduleDef` without `name`), pause with a note, resume, trigger with
+//! an overlap override, backfill, remove, and declare a queue; core's
+//! refusals keep their code and field, and change nothing. In Postgres
+//! mode each write goes to the next replica in turn and through the
+//! inbox to the leader: the replies are the engine's all the same.
 
-use crate::common;
-
-use chime_core::QueueConfig;
-use chime_native::Setup;
-use common::start_instance;
+use super::deploy::{Deployment, Store};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_and_queues_are_managed_over_http() {
-    let inst = start_instance(Setup {
-        queues: vec![QueueConfig::new("q")],
-        ..Setup::default()
-    })
-    .await;
+const CONFIG: &str = r#"
+[[queue]]
+name = "q"
+"#;
+
+pub async fn run(store: Store) {
+    let d = Deployment::start(store, CONFIG).await;
     let def = json!({"spec": "@every 1h", "target": {"queue": "q", "payload": {"k": 1}}});
-    let (status, r) = inst
+    let (status, r) = d
         .api("PUT", "/v1/schedules/hourly", Some(def.clone()))
         .await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["scheduleUpserted"]["version"], 1, "{r}");
     assert_eq!(r["scheduleUpserted"]["changed"], true);
-    let (_, r) = inst.api("PUT", "/v1/schedules/hourly", Some(def)).await;
+    let (_, r) = d.api("PUT", "/v1/schedules/hourly", Some(def)).await;
     assert_eq!(
         r["scheduleUpserted"]["changed"], false,
         "the same def again"
     );
-    let (_, one) = inst.api("GET", "/v1/schedules/hourly", None).await;
+    let one = d
+        .read_until("/v1/schedules/hourly", |s| {
+            s["schedule"]["def"]["spec"] == "@every 1h"
+        })
+        .await;
     assert_eq!(one["schedule"]["def"]["spec"], "@every 1h");
 
     // Refusals: core's code and field, nothing changed.
-    let before = inst.fingerprint().await;
-    let (status, err) = inst
+    let before = d.fingerprint().await;
+    let (status, err) = d
         .api(
             "PUT",
             "/v1/schedules/hourly",
@@ -44,7 +45,7 @@ async fn schedules_and_queues_are_managed_over_http() {
         .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["field"], "spec", "{err}");
-    let (status, err) = inst
+    let (status, err) = d
         .api(
             "PUT",
             "/v1/schedules/hourly",
@@ -56,7 +57,7 @@ async fn schedules_and_queues_are_managed_over_http() {
         (400, Some("name")),
         "{err}"
     );
-    let (status, err) = inst
+    let (status, err) = d
         .api(
             "PUT",
             "/v1/schedules/bad%20name",
@@ -68,13 +69,13 @@ async fn schedules_and_queues_are_managed_over_http() {
         (400, Some("invalid_name")),
         "{err}"
     );
-    let (status, err) = inst.api("POST", "/v1/schedules/nope/pause", None).await;
+    let (status, err) = d.api("POST", "/v1/schedules/nope/pause", None).await;
     assert_eq!(
         (status, err["error"].as_str()),
         (404, Some("unknown_schedule")),
         "{err}"
     );
-    let (status, err) = inst
+    let (status, err) = d
         .api(
             "POST",
             "/v1/schedules/hourly/trigger",
@@ -82,10 +83,10 @@ async fn schedules_and_queues_are_managed_over_http() {
         )
         .await;
     assert_eq!(status, 400, "{err}");
-    assert_eq!(inst.fingerprint().await, before, "refusals changed nothing");
+    assert_eq!(d.fingerprint().await, before, "refusals changed nothing");
 
     // Pause with a note, resume.
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             "/v1/schedules/hourly/pause",
@@ -93,15 +94,23 @@ async fn schedules_and_queues_are_managed_over_http() {
         )
         .await;
     assert_eq!(status, 200, "{r}");
-    let (_, one) = inst.api("GET", "/v1/schedules/hourly", None).await;
+    let one = d
+        .read_until("/v1/schedules/hourly", |s| {
+            s["schedule"]["status"] == "paused"
+        })
+        .await;
     assert_eq!(one["schedule"]["status"], "paused", "{one}");
-    let (status, r) = inst.api("POST", "/v1/schedules/hourly/resume", None).await;
+    let (status, r) = d.api("POST", "/v1/schedules/hourly/resume", None).await;
     assert_eq!(status, 200, "{r}");
-    let (_, one) = inst.api("GET", "/v1/schedules/hourly", None).await;
+    let one = d
+        .read_until("/v1/schedules/hourly", |s| {
+            s["schedule"]["status"] == "active"
+        })
+        .await;
     assert_eq!(one["schedule"]["status"], "active");
 
     // Trigger (overlap override): a job in q with the target's payload.
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             "/v1/schedules/hourly/trigger",
@@ -109,13 +118,24 @@ async fn schedules_and_queues_are_managed_over_http() {
         )
         .await;
     assert_eq!(status, 200, "{r}");
-    let (_, page) = inst.api("GET", "/v1/queues/q/jobs", None).await;
-    assert_eq!(page["jobs"][0]["payload"], json!({"k": 1}), "{page}");
+    d.read_until("/v1/queues", |q| q["queues"][0]["available"] == 1)
+        .await;
+    let (_, c) = d
+        .api("POST", "/v1/queues/q/claim", Some(json!({"worker": "w"})))
+        .await;
+    assert_eq!(c["jobs"][0]["payload"], json!({"k": 1}), "{c}");
+    let (status, r) = d
+        .api(
+            "POST",
+            &format!("/v1/jobs/{}/complete", c["jobs"][0]["job"]),
+            Some(json!({"token": c["jobs"][0]["token"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
 
     // Backfill three past hours.
-    let (_, one) = inst.api("GET", "/v1/schedules/hourly", None).await;
     let next = one["schedule"]["nextNominal"].as_i64().unwrap();
-    let (status, r) = inst
+    let (status, r) = d
         .api(
             "POST",
             "/v1/schedules/hourly/backfill",
@@ -123,16 +143,21 @@ async fn schedules_and_queues_are_managed_over_http() {
         )
         .await;
     assert_eq!(status, 200, "{r}");
-    let (_, page) = inst.api("GET", "/v1/queues/q/jobs", None).await;
-    assert_eq!(page["jobs"].as_array().unwrap().len(), 4, "{page}");
+    let q = d
+        .read_until("/v1/queues", |q| q["queues"][0]["available"] == 3)
+        .await;
+    assert_eq!(
+        q["queues"][0]["available"], 3,
+        "three boundaries backfilled: {q}"
+    );
 
     // Declare a queue; a bad config is core's invalid_input with its field.
-    let (status, r) = inst
+    let (status, r) = d
         .api("PUT", "/v1/queues/mail", Some(json!({"leaseMs": 5000})))
         .await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["queueDeclared"]["created"], true, "{r}");
-    let (status, err) = inst
+    let (status, err) = d
         .api("PUT", "/v1/queues/mail", Some(json!({"leaseMs": -1})))
         .await;
     assert_eq!(
@@ -140,16 +165,19 @@ async fn schedules_and_queues_are_managed_over_http() {
         (400, Some("leaseMs")),
         "{err}"
     );
-    let (status, err) = inst
+    let (status, err) = d
         .api("PUT", "/v1/queues/mail", Some(json!({"colour": 1})))
         .await;
     assert_eq!(status, 400, "{err}");
 
     // Remove.
-    let (status, r) = inst.api("DELETE", "/v1/schedules/hourly", None).await;
+    let (status, r) = d.api("DELETE", "/v1/schedules/hourly", None).await;
     assert_eq!(status, 200);
     assert_eq!(r["scheduleRemoved"]["existed"], true, "{r}");
-    let (status, _) = inst.api("GET", "/v1/schedules/hourly", None).await;
-    assert_eq!(status, 404);
-    inst.stop().await;
+    let gone = d
+        .eventually(std::time::Duration::from_secs(5), || async {
+            d.api("GET", "/v1/schedules/hourly", None).await.0 == 404
+        })
+        .await;
+    assert!(gone, "removed");
 }

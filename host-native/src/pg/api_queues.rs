@@ -1,0 +1,160 @@
+//! The queue port a replica's listener serves: [`PgQueues`] on a
+//! connection of its own, opened on the first call and again after it
+//! closes (the server restarted), so the listener outlives the replica's
+//! sessions. Every verb is `PgQueues`'s own, forwarded.
+
+use super::connection::PgConfig;
+use super::queue::{PgQueues, QueueError};
+use crate::backend::{Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven};
+use chime_core::{
+    Claimed, EngineConfig, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery,
+    LeaseToken, QueueConfig, Timestamp, validate_input,
+};
+use std::sync::Arc;
+
+/// [`PgQueues`] that reconnects (see the module docs).
+pub struct PgApiQueues {
+    pg: PgConfig,
+    engine: EngineConfig,
+    current: tokio::sync::Mutex<Option<Arc<PgQueues>>>,
+}
+
+impl std::fmt::Debug for PgApiQueues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgApiQueues")
+            .field("schema", &self.pg.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgApiQueues {
+    /// The job tables of `pg`'s schema, checked with `engine`'s limits
+    /// (the replicas' engine config). Opens nothing yet.
+    pub fn new(pg: PgConfig, engine: EngineConfig) -> PgApiQueues {
+        PgApiQueues {
+            pg,
+            engine,
+            current: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The open queues, connected (and the schema migrated) if needed.
+    async fn queues(&self) -> Result<Arc<PgQueues>, PortError> {
+        let mut slot = self.current.lock().await;
+        if let Some(q) = slot.as_ref()
+            && !q.is_closed()
+        {
+            return Ok(q.clone());
+        }
+        let q = PgQueues::connect(&self.pg, self.engine.clone())
+            .await
+            .map_err(|e| PortError::Unavailable(Box::new(e)))?;
+        let q = Arc::new(q);
+        *slot = Some(q.clone());
+        Ok(q)
+    }
+}
+
+impl QueueBackend for PgApiQueues {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn declare<'a>(&'a self, config: &'a QueueConfig) -> PortFuture<'a, ()> {
+        Box::pin(async move { QueueBackend::declare(&*self.queues().await?, config).await })
+    }
+
+    fn enqueue<'a>(&'a self, request: &'a EnqueueRequest) -> PortFuture<'a, Enqueued> {
+        Box::pin(async move { QueueBackend::enqueue(&*self.queues().await?, request).await })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        queue: &'a str,
+        worker: &'a str,
+        max: u32,
+        lease_ms: Option<i64>,
+    ) -> PortFuture<'a, Vec<Claimed>> {
+        Box::pin(async move {
+            QueueBackend::claim(&*self.queues().await?, queue, worker, max, lease_ms).await
+        })
+    }
+
+    fn heartbeat(
+        &self,
+        job: JobId,
+        token: LeaseToken,
+        lease_ms: Option<i64>,
+    ) -> PortFuture<'_, Timestamp> {
+        Box::pin(async move {
+            QueueBackend::heartbeat(&*self.queues().await?, job, token, lease_ms).await
+        })
+    }
+
+    fn complete(&self, job: JobId, token: LeaseToken) -> PortFuture<'_, ()> {
+        Box::pin(async move { QueueBackend::complete(&*self.queues().await?, job, token).await })
+    }
+
+    fn fail<'a>(
+        &'a self,
+        job: JobId,
+        token: LeaseToken,
+        error: &'a str,
+        retry_at: Option<Timestamp>,
+    ) -> PortFuture<'a, Failed> {
+        Box::pin(async move {
+            QueueBackend::fail(&*self.queues().await?, job, token, error, retry_at).await
+        })
+    }
+
+    fn cancel(&self, job: JobId) -> PortFuture<'_, ()> {
+        Box::pin(async move { QueueBackend::cancel(&*self.queues().await?, job).await })
+    }
+
+    fn redrive<'a>(&'a self, queue: &'a str, job: Option<JobId>) -> PortFuture<'a, Redriven> {
+        Box::pin(async move { QueueBackend::redrive(&*self.queues().await?, queue, job).await })
+    }
+
+    fn purge_dead<'a>(&'a self, queue: &'a str, before: Option<Timestamp>) -> PortFuture<'a, u64> {
+        Box::pin(
+            async move { QueueBackend::purge_dead(&*self.queues().await?, queue, before).await },
+        )
+    }
+
+    fn job(&self, job: JobId) -> PortFuture<'_, Option<JobInfo>> {
+        Box::pin(async move { QueueBackend::job(&*self.queues().await?, job).await })
+    }
+
+    /// All or none, as the driver's batch: every request is checked with
+    /// core's `validate_input` first (as `PgQueues` checks each), so a
+    /// refused one is named by its index and nothing is added; then
+    /// [`PgQueues::enqueue_many`] inserts them in one statement. (The
+    /// port's default, one enqueue after another, would keep the jobs
+    /// before a refused one.)
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
+        Box::pin(async move {
+            for (i, r) in requests.iter().enumerate() {
+                let input = Input::Enqueue(r.clone());
+                if let Err(e) = validate_input(&input, &self.engine, Timestamp::MIN) {
+                    return Ok(Err((i, e)));
+                }
+            }
+            match self.queues().await?.enqueue_many(requests).await {
+                Ok(done) => Ok(Ok(done)),
+                Err(QueueError::Refused(e)) => Ok(Err((0, e))),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
+        Box::pin(async move { QueueBackend::search(&*self.queues().await?, query).await })
+    }
+
+    fn maintain(&self) -> PortFuture<'_, ()> {
+        Box::pin(async move { QueueBackend::maintain(&*self.queues().await?).await })
+    }
+}
