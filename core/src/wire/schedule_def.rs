@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A schedule definition, upserted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScheduleDef {
     /// Unique name (naming rule).
@@ -54,6 +55,7 @@ pub struct ScheduleDef {
 /// The queue and job a fire creates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// Queue name (declared implicitly with defaults if new).
@@ -77,6 +79,7 @@ pub struct Target {
 /// Overlap policy: what a new fire does while the previous one is in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Overlap {
     /// Skip the new fire (event `overlap`). The default.
@@ -93,6 +96,7 @@ pub enum Overlap {
 /// Catch-up after downtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Catchup {
     /// Boundaries older than this at advance time are skipped (`too_old`).
@@ -115,6 +119,7 @@ impl Default for Catchup {
 /// Lifecycle of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduleStatus {
     /// Firing on its boundaries.
@@ -128,6 +133,7 @@ pub enum ScheduleStatus {
 /// A read-only view of a schedule (getter result).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleInfo {
     /// The definition as last upserted.

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 pub const DEAD_LIMIT: usize = 20;
 
 /// A read-only picture of an engine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Inspection {
     /// The engine clock everything is as of (the last `now` it handled).
@@ -24,7 +24,7 @@ pub struct Inspection {
 }
 
 /// One queue: its stats and its oldest dead letters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueView {
     /// Counts by state and totals (`stats.queue` is the name).

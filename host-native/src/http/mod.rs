@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod inspection;
 mod jobs;
+pub mod openapi;
 mod reads;
 mod server;
 mod views;
@@ -217,6 +218,7 @@ pub fn router_with(handle: Handle, ports: Ports, options: HttpOptions) -> Router
     Router::new()
         .route("/healthz", get(reads::healthz))
         .route("/metrics", get(reads::metrics_text))
+        .route("/v1/openapi.json", get(openapi::serve))
         .route("/v1/inspect", get(reads::inspect))
         .route("/v1/schedules", get(reads::schedules))
         .route(

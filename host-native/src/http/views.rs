@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const NEXT_FIRES: usize = 5;
 
 /// An error answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorBody {
     /// Stable code: core's (`invalid_input`, `lease_lost`, …) for an
@@ -50,7 +50,7 @@ impl Probe {
 }
 
 /// `GET /healthz`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// `ok` (HTTP 200) or `unavailable` (HTTP 503).
@@ -114,7 +114,7 @@ impl Health {
 }
 
 /// One schedule in `GET /v1/schedules`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleSummary {
     /// Name.
@@ -140,7 +140,7 @@ pub struct ScheduleSummary {
 }
 
 /// `GET /v1/schedules`: every schedule, in name order.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleList {
     /// The schedules.
@@ -170,7 +170,7 @@ impl ScheduleList {
 }
 
 /// `GET /v1/schedules/{name}`: the engine's view plus the next boundaries.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleDetail {
     /// Definition, state and counters, as the core reports them.
@@ -224,7 +224,7 @@ fn next_fires(info: &ScheduleInfo, config: &EngineConfig, n: usize) -> Vec<Occur
 }
 
 /// `GET /v1/queues`: stats of every queue, in name order.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueList {
     /// Counts by state and totals, as of the engine clock.
@@ -240,7 +240,7 @@ impl QueueList {
 }
 
 /// `GET /v1/queues/{name}/dead`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeadLetters {
     /// Queue.

@@ -17,6 +17,7 @@ mod api_events_lag;
 mod api_jobs;
 mod api_limits;
 mod api_long_poll;
+mod api_openapi;
 mod api_schedules;
 mod api_throughput;
 mod api_workers;
