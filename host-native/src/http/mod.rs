@@ -24,6 +24,7 @@ mod jobs;
 pub mod openapi;
 mod reads;
 mod server;
+pub mod tls;
 mod views;
 mod work;
 
@@ -128,6 +129,9 @@ pub struct HttpOptions {
     pub max_polls_per_token: usize,
     /// Open connections at once (more wait to be accepted).
     pub max_connections: usize,
+    /// Serve HTTPS with this certificate ([`tls::load`]); `None`: plain
+    /// HTTP.
+    pub tls: Option<tls::TlsConfig>,
 }
 
 impl Default for HttpOptions {
@@ -146,6 +150,7 @@ impl Default for HttpOptions {
             max_polls: 1_024,
             max_polls_per_token: 128,
             max_connections: 4_096,
+            tls: None,
         }
     }
 }

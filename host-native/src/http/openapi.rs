@@ -10,7 +10,9 @@
 //! `.route` calls and the live listener both ways, so a route without a
 //! description (or a description without a route) fails CI. Every error
 //! status a route can give is added by [`errors`] with the
-//! `{"error", "message", "field"}` body ([`ErrorBody`]).
+//! `{"error", "message", "field"}` body ([`ErrorBody`]). Path names follow
+//! core's naming rule (1 to 128 of `[A-Za-z0-9._:/-]`; `/` is left out of
+//! the documented pattern, as a proxy may decode `%2F`).
 
 #![allow(dead_code)] // The stand-ins are only read by `#[utoipa::path]`.
 
@@ -20,16 +22,19 @@ use super::jobs::{Cancelled, EnqueueBody, Enqueued, ListQuery, PurgeBody, Purged
     RedriveReply};
 use super::views::{DeadLetters, ErrorBody, Health, QueueList, ScheduleDetail, ScheduleList};
 use super::work::{
-    Batch, BatchReply, ClaimBody, ClaimReply, CompleteBody, CompleteReply, FailBody, FailReply,
-    HeartbeatBody, HeartbeatReply,
+    ClaimBody, ClaimReply, CompleteBody, CompleteReply, FailBody, FailReply, HeartbeatBody,
+    HeartbeatReply,
 };
 use crate::driver::StreamEvent;
-use chime_core::{JobInfo, JobPage, QueueConfig, Reply, ScheduleDef};
+use chime_core::{JobId, JobInfo, JobPage, QueueConfig, Reply, ScheduleDef};
 use std::sync::OnceLock;
 use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayBuilder, Object, ObjectBuilder, Schema, Type,
+};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, OpenApi as Document, Ref, ResponseBuilder};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{ContentBuilder, OpenApi as Document, Ref, RefOr, ResponseBuilder};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 /// The document, built once (it never changes while the process runs).
 pub fn document() -> &'static Document {
@@ -236,48 +241,48 @@ fn schedules() {}
 
 #[utoipa::path(get, path = "/v1/schedules/{name}", tag = "schedules",
     description = "One schedule and its next five boundaries. Scope: `read` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     responses((status = 200, description = "The schedule", body = ScheduleDetail)))]
 fn schedule() {}
 
 #[utoipa::path(put, path = "/v1/schedules/{name}", tag = "schedules",
     description = "Creates or replaces a schedule: core's `ScheduleDef` without `name` (the \
         path's; a body `name` is refused). Scope: `manage` on the schedule and its target queue.",
-    params(("name" = String, Path, description = "Schedule name")),
-    request_body = ScheduleDef,
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
+    request_body = ScheduleBody,
     responses((status = 200, description = "`{\"scheduleUpserted\": …}`", body = Reply)))]
 fn upsert_schedule() {}
 
 #[utoipa::path(delete, path = "/v1/schedules/{name}", tag = "schedules",
     description = "Removes a schedule. Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     responses((status = 200, description = "`{\"scheduleRemoved\": …}`", body = Reply)))]
 fn remove_schedule() {}
 
 #[utoipa::path(post, path = "/v1/schedules/{name}/pause", tag = "schedules",
     description = "Pauses a schedule. Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = PauseBody,
     responses((status = 200, description = "`{\"scheduleStatus\": …}`", body = Reply)))]
 fn pause() {}
 
 #[utoipa::path(post, path = "/v1/schedules/{name}/resume", tag = "schedules",
     description = "Resumes a paused schedule. Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = Empty,
     responses((status = 200, description = "`{\"scheduleStatus\": …}`", body = Reply)))]
 fn resume() {}
 
 #[utoipa::path(post, path = "/v1/schedules/{name}/trigger", tag = "schedules",
     description = "Fires a schedule now (a manual fire). Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = TriggerBody,
     responses((status = 200, description = "`{\"triggered\": …}`", body = Reply)))]
 fn trigger() {}
 
 #[utoipa::path(post, path = "/v1/schedules/{name}/backfill", tag = "schedules",
     description = "Fires the boundaries in `[from, to)`. Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Schedule name")),
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = BackfillBody,
     responses((status = 200, description = "`{\"backfilled\": …}`", body = Reply)))]
 fn backfill() {}
@@ -290,15 +295,15 @@ fn queues() {}
 #[utoipa::path(put, path = "/v1/queues/{name}", tag = "queues",
     description = "Declares or reconfigures a queue: core's `QueueConfig` without `name` (the \
         path's). Scope: `manage` on the name.",
-    params(("name" = String, Path, description = "Queue name")),
-    request_body = QueueConfig,
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
+    request_body = QueueBody,
     responses((status = 200, description = "`{\"queueDeclared\": …}`", body = Reply)))]
 fn declare_queue() {}
 
 #[utoipa::path(get, path = "/v1/queues/{name}/jobs", tag = "jobs",
     description = "One page of a queue's jobs, in id order (`next` is the `after` of the next \
         page). Scope: `read` on the queue.",
-    params(("name" = String, Path, description = "Queue name"), ListQuery),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128), ListQuery),
     responses((status = 200, description = "A page", body = JobPage)))]
 fn list_jobs() {}
 
@@ -306,7 +311,7 @@ fn list_jobs() {}
     description = "Enqueues one job (core's `EnqueueRequest` without `queue`, the path's), or \
         `{\"jobs\": [...]}` alone: a batch of 1 to 1,000, all or none. Scope: `enqueue` on the \
         queue.",
-    params(("name" = String, Path, description = "Queue name")),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = EnqueueBody,
     responses((status = 200, description = "`{id, deduplicated}`, or `{jobs: [...]}` for a batch",
         body = Enqueued)))]
@@ -314,7 +319,7 @@ fn enqueue() {}
 
 #[utoipa::path(get, path = "/v1/queues/{name}/dead", tag = "jobs",
     description = "A queue's dead letters, oldest death first. Scope: `read` on the queue.",
-    params(("name" = String, Path, description = "Queue name"),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128),
         ("limit" = Option<u64>, Query, description = "At most this many (default 100, at most 1,000)")),
     responses((status = 200, description = "Dead letters", body = DeadLetters)))]
 fn dead_letters() {}
@@ -322,7 +327,7 @@ fn dead_letters() {}
 #[utoipa::path(delete, path = "/v1/queues/{name}/dead", tag = "jobs",
     description = "Deletes dead letters (all, or those that died before `before`). Scope: \
         `manage` on the queue.",
-    params(("name" = String, Path, description = "Queue name")),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = PurgeBody,
     responses((status = 200, description = "How many", body = Purged)))]
 fn purge_dead() {}
@@ -330,14 +335,14 @@ fn purge_dead() {}
 #[utoipa::path(post, path = "/v1/queues/{name}/dead/redrive", tag = "jobs",
     description = "Makes dead letters available again (one `job`, or all). Scope: `manage` on \
         the queue.",
-    params(("name" = String, Path, description = "Queue name")),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = RedriveBody,
     responses((status = 200, description = "How many", body = RedriveReply)))]
 fn redrive() {}
 
 #[utoipa::path(post, path = "/v1/queues/{name}/dead/purge", tag = "jobs",
     description = "As `DELETE /v1/queues/{name}/dead`. Scope: `manage` on the queue.",
-    params(("name" = String, Path, description = "Queue name")),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = PurgeBody,
     responses((status = 200, description = "How many", body = Purged)))]
 fn purge() {}
@@ -345,27 +350,27 @@ fn purge() {}
 #[utoipa::path(post, path = "/v1/queues/{name}/claim", tag = "workers",
     description = "Leases up to `max` jobs; with `waitMs`, waits for one (a long-poll). \
         Scope: `work` on the queue.",
-    params(("name" = String, Path, description = "Queue name")),
+    params(("name" = String, Path, description = "Queue name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128)),
     request_body = ClaimBody,
     responses((status = 200, description = "The jobs leased (maybe none)", body = ClaimReply)))]
 fn claim() {}
 
 #[utoipa::path(post, path = "/v1/jobs/heartbeat", tag = "workers",
     description = "Extends leases, each item on its own. Scope: `work` on each job's queue.",
-    request_body = Batch<HeartbeatBody>,
-    responses((status = 200, description = "Each item's outcome", body = BatchReply<HeartbeatReply>)))]
+    request_body = HeartbeatBatch,
+    responses((status = 200, description = "Each item's outcome", body = HeartbeatResults)))]
 fn heartbeat_batch() {}
 
 #[utoipa::path(post, path = "/v1/jobs/complete", tag = "workers",
     description = "Completes jobs, each item on its own. Scope: `work` on each job's queue.",
-    request_body = Batch<CompleteBody>,
-    responses((status = 200, description = "Each item's outcome", body = BatchReply<CompleteReply>)))]
+    request_body = CompleteBatch,
+    responses((status = 200, description = "Each item's outcome", body = CompleteResults)))]
 fn complete_batch() {}
 
 #[utoipa::path(post, path = "/v1/jobs/fail", tag = "workers",
     description = "Fails attempts, each item on its own. Scope: `work` on each job's queue.",
-    request_body = Batch<FailBody>,
-    responses((status = 200, description = "Each item's outcome", body = BatchReply<FailReply>)))]
+    request_body = FailBatch,
+    responses((status = 200, description = "Each item's outcome", body = FailResults)))]
 fn fail_batch() {}
 
 #[utoipa::path(get, path = "/v1/jobs/{id}", tag = "jobs",
@@ -413,3 +418,141 @@ fn fail() {}
     responses((status = 200, description = "An endless event stream",
         content_type = "text/event-stream", body = String)))]
 fn events() {}
+
+/// An object schema of `T` (a derived struct's schema is its object).
+fn object_of<T: ToSchema>() -> Object {
+    match T::schema() {
+        RefOr::T(Schema::Object(o)) => o,
+        _ => Object::new(),
+    }
+}
+
+/// A batch item: the single form's body with `job` added. Not an
+/// `allOf` of the two: the body refuses unknown fields
+/// (`additionalProperties: false`), which in an `allOf` would refuse
+/// `job` too.
+fn item<T: ToSchema>() -> Object {
+    let mut o = object_of::<T>();
+    o.properties
+        .insert("job".into(), Ref::from_schema_name(JobId::name()).into());
+    o.required.insert(0, "job".into());
+    o
+}
+
+/// A batch item's outcome: `job`, `ok`, then the single form's reply
+/// fields (present when `ok`) or `error` (when not).
+fn item_reply<R: ToSchema>() -> Object {
+    let mut o = object_of::<R>();
+    o.properties
+        .insert("job".into(), Ref::from_schema_name(JobId::name()).into());
+    o.properties.insert(
+        "ok".into(),
+        ObjectBuilder::new().schema_type(Type::Boolean).into(),
+    );
+    o.properties.insert(
+        "error".into(),
+        Ref::from_schema_name(ErrorBody::name()).into(),
+    );
+    o.required = vec!["job".into(), "ok".into()];
+    o
+}
+
+/// `{"<key>": [items]}`, 1 to [`MAX_BATCH`](super::MAX_BATCH) items when
+/// `bounded` (a request), closed when `closed` (the request refuses
+/// unknown fields).
+fn list_of(key: &str, items: Object, bounded: bool, closed: bool) -> RefOr<Schema> {
+    let mut array = ArrayBuilder::new().items(items);
+    if bounded {
+        array = array.min_items(Some(1)).max_items(Some(super::MAX_BATCH));
+    }
+    let mut o = ObjectBuilder::new()
+        .property(key, array)
+        .required(key);
+    if closed {
+        o = o.additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    }
+    o.into()
+}
+
+/// The named schemas of a worker batch route: its body (`Batch<T>`,
+/// `Item<T>`) and its reply (`BatchReply<R>`, `ItemReply<R>`).
+macro_rules! batch_schemas {
+    ($body:ident, $reply:ident, $t:ty, $r:ty) => {
+        /// A batch body (see [`Batch`](super::work)).
+        pub(super) struct $body;
+
+        impl PartialSchema for $body {
+            fn schema() -> RefOr<Schema> {
+                list_of("jobs", item::<$t>(), true, true)
+            }
+        }
+
+        impl ToSchema for $body {
+            fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+                out.push((JobId::name().into_owned(), JobId::schema()));
+                <$t>::schemas(out);
+            }
+        }
+
+        /// A batch reply (see [`BatchReply`](super::work)).
+        pub(super) struct $reply;
+
+        impl PartialSchema for $reply {
+            fn schema() -> RefOr<Schema> {
+                list_of("results", item_reply::<$r>(), false, false)
+            }
+        }
+
+        impl ToSchema for $reply {
+            fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+                out.push((JobId::name().into_owned(), JobId::schema()));
+                out.push((ErrorBody::name().into_owned(), ErrorBody::schema()));
+                <$r>::schemas(out);
+            }
+        }
+    };
+}
+
+batch_schemas!(HeartbeatBatch, HeartbeatResults, HeartbeatBody, HeartbeatReply);
+batch_schemas!(CompleteBatch, CompleteResults, CompleteBody, CompleteReply);
+batch_schemas!(FailBatch, FailResults, FailBody, FailReply);
+
+/// `T`'s object without `name`: the path gives it, and a body that
+/// carries it is refused.
+fn without_name<T: ToSchema>(description: &str) -> RefOr<Schema> {
+    let mut o = object_of::<T>();
+    o.properties.remove("name");
+    o.required.retain(|r| r != "name");
+    o.description = Some(description.to_owned());
+    o.into()
+}
+
+/// `PUT /v1/schedules/{name}`: core's `ScheduleDef` without `name`.
+pub(super) struct ScheduleBody;
+
+impl PartialSchema for ScheduleBody {
+    fn schema() -> RefOr<Schema> {
+        without_name::<ScheduleDef>("Core's `ScheduleDef` without `name` (the path's).")
+    }
+}
+
+impl ToSchema for ScheduleBody {
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        ScheduleDef::schemas(out);
+    }
+}
+
+/// `PUT /v1/queues/{name}`: core's `QueueConfig` without `name`.
+pub(super) struct QueueBody;
+
+impl PartialSchema for QueueBody {
+    fn schema() -> RefOr<Schema> {
+        without_name::<QueueConfig>("Core's `QueueConfig` without `name` (the path's).")
+    }
+}
+
+impl ToSchema for QueueBody {
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        QueueConfig::schemas(out);
+    }
+}

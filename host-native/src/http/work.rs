@@ -44,12 +44,16 @@ const POLL_EVERY: Duration = Duration::from_millis(50);
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ClaimBody {
-    /// Who claims (shown in `GET /v1/jobs/{id}` while it holds the job).
+    /// Who claims (shown in `GET /v1/jobs/{id}` while it holds the job):
+    /// core's naming rule.
+    #[schema(pattern = "^[A-Za-z0-9._:/-]+$", max_length = 128)]
     worker: String,
-    /// Most jobs to lease (default 1).
+    /// Most jobs to lease (default 1; core's `claimBatch` limit bounds it).
     #[serde(default = "one")]
+    #[schema(minimum = 1)]
     max: u32,
     /// Lease length (default the queue's `leaseMs`).
+    #[schema(minimum = 1)]
     lease_ms: Option<i64>,
     /// Long-poll: how long to wait for a job when none is available (at
     /// most 25,000 ms; default 0, answer at once).
@@ -265,31 +269,33 @@ pub(super) async fn fail(
     Ok(Json(do_fail(&app, &who, id, b).await?))
 }
 
-/// `{"jobs": [{"job": id, …the single form's body}]}`.
-#[derive(Deserialize, ToSchema)]
+/// `{"jobs": [{"job": id, …the single form's body}]}` (its schema:
+/// `openapi.rs`).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Batch<T> {
-    #[schema(min_items = 1, max_items = 1000)]
     jobs: Vec<Item<T>>,
 }
 
-/// One item of a batch: the job and the single form's body.
-#[derive(Deserialize, ToSchema)]
+/// One item of a batch: the job and the single form's body (its schema:
+/// `openapi.rs`).
+#[derive(Deserialize)]
 pub(super) struct Item<T> {
-    job: JobId,
+    pub(super) job: JobId,
     #[serde(flatten)]
     body: T,
 }
 
-/// `{"results": [...]}`, in request order.
-#[derive(Serialize, ToSchema)]
+/// `{"results": [...]}`, in request order (its schema: `openapi.rs`).
+#[derive(Serialize)]
 pub(super) struct BatchReply<R> {
     results: Vec<ItemReply<R>>,
 }
 
 /// One item's outcome: `{"job", "ok": true, …the single form's reply}`
-/// or `{"job", "ok": false, "error": {error, message, field}}`.
-#[derive(Serialize, ToSchema)]
+/// or `{"job", "ok": false, "error": {error, message, field}}` (its
+/// schema: `openapi.rs`).
+#[derive(Serialize)]
 pub(super) struct ItemReply<R> {
     job: JobId,
     ok: bool,
