@@ -6,8 +6,8 @@ use crate::time::Timestamp;
 use crate::wire::ids::FireId;
 use crate::wire::payload::Payload;
 use std::borrow::Cow;
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 
 impl utoipa::PartialSchema for Timestamp {
     fn schema() -> RefOr<Schema> {

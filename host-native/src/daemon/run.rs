@@ -275,7 +275,10 @@ fn tls_config(plan: &Plan, path: &Path) -> anyhow::Result<Option<crate::http::tl
         return Ok(None);
     };
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    Ok(Some(crate::http::tls::load(&dir.join(cert), &dir.join(key))?))
+    Ok(Some(crate::http::tls::load(
+        &dir.join(cert),
+        &dir.join(key),
+    )?))
 }
 
 /// After a reload: the plan's `[[token]]` tables become the listener's.

@@ -421,11 +421,17 @@ mod tests {
         let listener = live.clone();
         let next = Tokens::new(vec![def("new", "t-new")]).unwrap();
         let (added, removed) = live.replace(&next).unwrap();
-        assert_eq!((added, removed), (vec!["new".to_owned()], vec!["old".to_owned()]));
+        assert_eq!(
+            (added, removed),
+            (vec!["new".to_owned()], vec!["old".to_owned()])
+        );
         assert!(listener.authenticate(Some("Bearer t-old")).is_err());
         assert!(listener.authenticate(Some("Bearer t-new")).is_ok());
         // Emptying the set would open the listener: refused, unchanged.
-        assert!(matches!(live.replace(&Tokens::default()), Err(TokenError::WouldDisable)));
+        assert!(matches!(
+            live.replace(&Tokens::default()),
+            Err(TokenError::WouldDisable)
+        ));
         assert!(listener.authenticate(Some("Bearer t-new")).is_ok());
     }
 }

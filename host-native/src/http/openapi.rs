@@ -18,8 +18,9 @@
 
 use super::control::{BackfillBody, Empty, PauseBody, TriggerBody};
 use super::inspection::Inspection;
-use super::jobs::{Cancelled, EnqueueBody, Enqueued, ListQuery, PurgeBody, Purged, RedriveBody,
-    RedriveReply};
+use super::jobs::{
+    Cancelled, EnqueueBody, Enqueued, ListQuery, PurgeBody, Purged, RedriveBody, RedriveReply,
+};
 use super::views::{DeadLetters, ErrorBody, Health, QueueList, ScheduleDetail, ScheduleList};
 use super::work::{
     ClaimBody, ClaimReply, CompleteBody, CompleteReply, FailBody, FailReply, HeartbeatBody,
@@ -131,7 +132,9 @@ pub fn errors(path: &str, method: &str) -> Vec<u16> {
 
 fn reason(status: u16) -> &'static str {
     match status {
-        400 => "Invalid request: malformed JSON, a wrong type, an unknown field, or input core refuses",
+        400 => {
+            "Invalid request: malformed JSON, a wrong type, an unknown field, or input core refuses"
+        }
         401 => "No or an unknown bearer token",
         403 => "The token's scopes do not cover this name",
         404 => "No such schedule, queue or job",
@@ -465,9 +468,7 @@ fn list_of(key: &str, items: Object, bounded: bool, closed: bool) -> RefOr<Schem
     if bounded {
         array = array.min_items(Some(1)).max_items(Some(super::MAX_BATCH));
     }
-    let mut o = ObjectBuilder::new()
-        .property(key, array)
-        .required(key);
+    let mut o = ObjectBuilder::new().property(key, array).required(key);
     if closed {
         o = o.additional_properties(Some(AdditionalProperties::FreeForm(false)));
     }
@@ -513,7 +514,12 @@ macro_rules! batch_schemas {
     };
 }
 
-batch_schemas!(HeartbeatBatch, HeartbeatResults, HeartbeatBody, HeartbeatReply);
+batch_schemas!(
+    HeartbeatBatch,
+    HeartbeatResults,
+    HeartbeatBody,
+    HeartbeatReply
+);
 batch_schemas!(CompleteBatch, CompleteResults, CompleteBody, CompleteReply);
 batch_schemas!(FailBatch, FailResults, FailBody, FailReply);
 

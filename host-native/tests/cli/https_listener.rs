@@ -84,13 +84,9 @@ async fn the_listener_serves_https_with_the_configured_certificate() {
         .build()
         .unwrap();
     let url = format!("https://localhost:{}", addr.port());
-    let resp = client
-        .get(format!("{url}/v1/queues"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{url}/v1/queues")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
-    let body: serde_json::Value = resp.json().await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
     assert_eq!(body["queues"][0]["queue"], "emails", "{body}");
     let resp = client.get(format!("{url}/healthz")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
@@ -107,7 +103,13 @@ async fn the_listener_serves_https_with_the_configured_certificate() {
         .resolve("localhost", addr)
         .build()
         .unwrap();
-    assert!(untrusting.get(format!("{url}/healthz")).send().await.is_err());
+    assert!(
+        untrusting
+            .get(format!("{url}/healthz"))
+            .send()
+            .await
+            .is_err()
+    );
     // And the listener still serves after both.
     let resp = client.get(format!("{url}/healthz")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
@@ -161,7 +163,11 @@ fn a_missing_or_bad_certificate_stops_the_start_naming_the_file() {
         err.contains("tls/key.pem") && err.contains("no PRIVATE KEY section"),
         "{err}"
     );
-    std::fs::write(dir.path().join("tls/key.pem"), b.signing_key.serialize_pem()).unwrap();
+    std::fs::write(
+        dir.path().join("tls/key.pem"),
+        b.signing_key.serialize_pem(),
+    )
+    .unwrap();
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

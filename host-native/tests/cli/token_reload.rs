@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn config(tokens: &[(&str, &str)]) -> String {
-    let mut text = String::from("[http]\naddress = \"127.0.0.1:0\"\n\n[[queue]]\nname = \"emails\"\n");
+    let mut text =
+        String::from("[http]\naddress = \"127.0.0.1:0\"\n\n[[queue]]\nname = \"emails\"\n");
     for (name, sha) in tokens {
         text.push_str(&format!(
             "\n[[token]]\nname = \"{name}\"\nsha256 = \"{sha}\"\nscopes = [\"read\"]\n"

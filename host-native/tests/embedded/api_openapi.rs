@@ -5,7 +5,8 @@
 //! listener serves each documented operation (no 405, no "no such
 //! route") and answers 405 to every other method on a documented path.
 //! Every operation lists the error statuses [`openapi::errors`] gives it,
-//! each with the `ErrorBody` schema.
+//! each with the `ErrorBody` schema, and a job id that is not a number is
+//! that JSON error too (it was axum's plain text).
 
 use crate::common;
 
@@ -57,7 +58,10 @@ fn routes_in_source() -> BTreeSet<(String, String)> {
                 let mut from = 0;
                 while let Some(k) = methods[from..].find(&needle) {
                     let at = from + k;
-                    let boundary = at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_' || bytes[at - 1] == b':');
+                    let boundary = at == 0
+                        || !(bytes[at - 1].is_ascii_alphanumeric()
+                            || bytes[at - 1] == b'_'
+                            || bytes[at - 1] == b':');
                     if boundary {
                         found.insert((route.clone(), m.to_uppercase()));
                     }
@@ -88,16 +92,37 @@ fn the_document_lists_exactly_the_routes_of_the_source() {
 async fn the_listener_serves_every_documented_operation_and_no_other() {
     let inst = start_with_tokens(
         Setup::default(),
-        &[("admin", "admin-token", &["admin"]), ("none", "no-scope", &[])],
+        &[
+            ("admin", "admin-token", &["admin"]),
+            ("none", "no-scope", &[]),
+        ],
     )
     .await;
     // Served to any valid token, scopes or not; JSON, OpenAPI 3.1.
-    let (status, doc) = inst.send("GET", "/v1/openapi.json", Some("no-scope"), None).await;
+    let (status, doc) = inst
+        .send("GET", "/v1/openapi.json", Some("no-scope"), None)
+        .await;
     assert_eq!(status, 200);
-    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{}", doc["openapi"]);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
     let (status, body) = inst.send("GET", "/v1/openapi.json", None, None).await;
-    assert_eq!((status, body["error"].as_str()), (401, Some("unauthorized")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("unauthorized"))
+    );
     assert_eq!(doc, serde_json::to_value(openapi::document()).unwrap());
+
+    // A job id that is not a u64 is the documented JSON 400, not axum's
+    // plain-text rejection (schemathesis' content-type check found it).
+    for (method, path) in [("GET", "/v1/jobs/abc"), ("POST", "/v1/jobs/-1/complete")] {
+        let (status, body) = inst.send(method, path, Some("admin-token"), None).await;
+        assert_eq!(status, 400, "{method} {path}");
+        assert_eq!(body["error"], "invalid_request", "{body}");
+        assert_eq!(body["field"], "id", "{body}");
+    }
 
     let paths = doc["paths"].as_object().unwrap();
     for (path, item) in paths {
@@ -108,12 +133,17 @@ async fn the_listener_serves_every_documented_operation_and_no_other() {
                 // An endless stream: its answer is checked by api_events.
                 continue;
             }
-            let (status, body) = inst.send(method, &concrete, Some("admin-token"), None).await;
+            let (status, body) = inst
+                .send(method, &concrete, Some("admin-token"), None)
+                .await;
             if op.is_null() {
                 assert_eq!(status, 405, "{method} {path}: {body}");
                 continue;
             }
-            assert_ne!(status, 405, "{method} {path} is documented but not served: {body}");
+            assert_ne!(
+                status, 405,
+                "{method} {path} is documented but not served: {body}"
+            );
             assert!(
                 !(status == 404 && body["message"] == "no such route"),
                 "{method} {path} is documented but not routed"
