@@ -2,8 +2,9 @@
 # Runs every check and test chime has, on a fresh Debian 12 machine with rustup.
 # Installs what it needs first (idempotent): the wasm32 target, rustfmt, clippy;
 # scripts/build-wasm.sh adds the wasm-bindgen CLI and binaryen, npm ci the
-# JS dev dependencies, the browser test Debian's chromium, and the tests
-# Debian's postgresql (scripts/pg-test-server.sh).
+# JS dev dependencies, the browser test Debian's chromium, the tests
+# Debian's postgresql (scripts/pg-test-server.sh), and the API test a
+# pinned schemathesis from PyPI (scripts/schemathesis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +54,11 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # makes the Postgres tests fail, not skip, if the server's URL is missing.
 echo "starting a throwaway PostgreSQL on 127.0.0.1 for the Postgres tests"
 CHIME_REQUIRE_POSTGRES=1 scripts/pg-test-server.sh cargo test --workspace --locked
+
+step "the API against its OpenAPI document (schemathesis on a real daemon)"
+# Pinned schemathesis in a venv under ~/.cache (Debian's python3-venv
+# installed if missing); a fixed seed, 50 examples per operation.
+scripts/schemathesis.sh
 
 step "golden traces unchanged by the run"
 # A test run must never rewrite its own fixtures (CHIME_BLESS=1 does, on

@@ -64,6 +64,8 @@ mod det;
 mod engine;
 pub mod host;
 mod lease;
+#[cfg(feature = "openapi")]
+mod openapi;
 mod queue;
 mod schedule;
 mod spec;

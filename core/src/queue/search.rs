@@ -40,6 +40,7 @@ pub struct JobQuery {
 
 /// One page of a search.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JobPage {
     /// The jobs found, by id.

@@ -16,6 +16,7 @@ pub const MAX_PREVIEW: usize = 10_000;
 /// Why an occurrence is not a plain civil match.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum DstNote {
     /// The civil time fell in a spring-forward gap and was shifted to its end.
@@ -29,6 +30,7 @@ pub enum DstNote {
 /// One previewed occurrence.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Occurrence {
     /// The instant.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// How an engine is set up; part of its snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct EngineConfig {
     /// Seed for every deterministic "random" choice (jitter, retry backoff).
@@ -40,6 +41,7 @@ impl Default for EngineConfig {
 /// Bounds; every one is enforced with a typed error or a reported drop.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Limits {
     /// Largest payload (JSON text bytes).

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// `"advance"` or `{"enqueue":{"queue":"emails","payload":{}}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Input {
@@ -206,6 +207,7 @@ pub enum Input {
 /// Arguments of [`Input::Enqueue`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnqueueRequest {
     /// Queue (declared implicitly with defaults if new).
@@ -265,6 +267,7 @@ impl EnqueueRequest {
 /// How an externally delivered fire ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FireOutcome {
     /// Delivered and processed.
@@ -276,6 +279,7 @@ pub enum FireOutcome {
 /// A leadership grant from the host's distributed lease backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LeadershipGrant {
     /// Strictly increases on every takeover.
@@ -287,6 +291,7 @@ pub struct LeadershipGrant {
 /// One journal line: `{"now": <ms>, "input": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     /// The host's clock when the input was handled.

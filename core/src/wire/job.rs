@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Where a job is in its life. Exactly one at any time; the last four are terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     /// Waiting for its `run_at` (delayed or backing off).
@@ -52,6 +53,7 @@ impl JobState {
 /// A read-only view of a job (getter result).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JobInfo {
     /// Id.
@@ -89,6 +91,7 @@ pub struct JobInfo {
 /// One job handed to a worker by `Claim`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Claimed {
     /// Job id.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// apply to new attempts).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct QueueConfig {
     /// Queue name (naming rule).
@@ -90,6 +91,7 @@ impl QueueConfig {
 /// Where a queue's jobs live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum QueueMode {
     /// Jobs are held, claimed and completed through the engine.
@@ -102,6 +104,7 @@ pub enum QueueMode {
 /// Exponential backoff with equal jitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Backoff {
     /// First retry delay scale.
@@ -124,6 +127,7 @@ impl Default for Backoff {
 /// How many finished (completed/cancelled/dropped) jobs are kept, and for how long.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Retention {
     /// Most finished jobs kept per queue.
@@ -146,6 +150,7 @@ impl Default for Retention {
 /// Counts and totals for one queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueStats {
     /// Queue name.
@@ -173,6 +178,7 @@ pub struct QueueStats {
 /// Monotonic counters per queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueTotals {
     /// Jobs accepted (not counting de-duplicated enqueues).

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The answer to one input. Serialized externally tagged, camelCase.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Reply {

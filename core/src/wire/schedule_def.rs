@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A schedule definition, upserted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScheduleDef {
     /// Unique name (naming rule).
@@ -62,6 +63,7 @@ pub struct ScheduleDef {
 /// Who owns a schedule's definition (see [`ScheduleDef::origin`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// Declared by the config file or the host's code: the declaration is
@@ -83,6 +85,7 @@ impl Origin {
 /// The queue and job a fire creates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// Queue name (declared implicitly with defaults if new).
@@ -106,6 +109,7 @@ pub struct Target {
 /// Overlap policy: what a new fire does while the previous one is in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Overlap {
     /// Skip the new fire (event `overlap`). The default.
@@ -122,6 +126,7 @@ pub enum Overlap {
 /// Catch-up after downtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Catchup {
     /// Boundaries older than this at advance time are skipped (`too_old`).
@@ -144,6 +149,7 @@ impl Default for Catchup {
 /// Lifecycle of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduleStatus {
     /// Firing on its boundaries.
@@ -157,6 +163,7 @@ pub enum ScheduleStatus {
 /// A read-only view of a schedule (getter result).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleInfo {
     /// The definition as last upserted.

@@ -13,6 +13,7 @@ pub const DEAD_LIMIT: usize = 20;
 
 /// A read-only picture of an engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Inspection {
     /// The engine clock everything is as of (the last `now` it handled).
@@ -25,6 +26,7 @@ pub struct Inspection {
 
 /// One queue: its stats and its oldest dead letters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueView {
     /// Counts by state and totals (`stats.queue` is the name).

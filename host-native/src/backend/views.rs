@@ -7,8 +7,8 @@
 
 use crate::driver::VitalSigns;
 use chime_core::{
-    Engine, Origin, EngineConfig, JobInfo, Occurrence, QueueStats, ScheduleInfo, ScheduleStatus, Spec,
-    SpecOptions, Timestamp,
+    Engine, EngineConfig, JobInfo, Occurrence, Origin, QueueStats, ScheduleInfo, ScheduleStatus,
+    Spec, SpecOptions, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,7 @@ pub enum ProbeFailed {
 
 /// `GET /healthz`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// `ok` (HTTP 200) or `unavailable` (HTTP 503).
@@ -87,6 +88,7 @@ pub struct Health {
 
 /// What a Postgres replica adds to `/healthz` (flattened into it).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaHealth {
     /// `leader` or `follower`.
@@ -108,6 +110,7 @@ pub struct ReplicaHealth {
 
 /// Whether the database answered.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseHealth {
     /// It answered.
@@ -119,6 +122,7 @@ pub struct DatabaseHealth {
 
 /// The leader lease row.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRow {
     /// Who holds it (`None`: released).
@@ -187,6 +191,7 @@ impl Health {
 
 /// One schedule in `GET /v1/schedules`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleSummary {
     /// Name.
@@ -215,6 +220,7 @@ pub struct ScheduleSummary {
 
 /// `GET /v1/schedules`: every schedule, in name order.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleList {
     /// The schedules.
@@ -247,6 +253,7 @@ impl ScheduleList {
 
 /// `GET /v1/schedules/{name}`: the engine's view plus the next boundaries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleDetail {
     /// Definition, state and counters, as the core reports them.
@@ -302,6 +309,7 @@ fn next_fires(info: &ScheduleInfo, config: &EngineConfig, n: usize) -> Vec<Occur
 
 /// `GET /v1/queues`: stats of every queue, in name order.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueList {
     /// Counts by state and totals, as of the engine clock.
@@ -319,6 +327,7 @@ impl QueueList {
 
 /// `GET /v1/queues/{name}/dead`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeadLetters {
     /// Queue.

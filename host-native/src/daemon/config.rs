@@ -82,6 +82,13 @@ pub struct TokenConfig {
 pub struct HttpSection {
     /// `host:port`, or `off`; `chime run --http` overrides it.
     pub address: Option<String>,
+    /// A PEM certificate chain (leaf first): serve HTTPS. Relative to the
+    /// config file's directory; needs `tls_key`.
+    #[serde(rename = "tls_cert", alias = "tlsCert")]
+    pub tls_cert: Option<String>,
+    /// The PEM private key of `tls_cert`.
+    #[serde(rename = "tls_key", alias = "tlsKey")]
+    pub tls_key: Option<String>,
 }
 
 /// The `[database]` table: run as a replica on PostgreSQL (see
@@ -193,11 +200,19 @@ impl FileConfig {
             index: raw.token.len(),
             message: e.to_string(),
         })?;
+        let http = raw.http.unwrap_or_default();
+        if http.tls_cert.is_some() != http.tls_key.is_some() {
+            return Err(ConfigError::Table {
+                table: "http",
+                index: 1,
+                message: "tls_cert and tls_key go together".into(),
+            });
+        }
         Ok(FileConfig {
             queues,
             schedules,
             workers: raw.worker,
-            http: raw.http.unwrap_or_default(),
+            http,
             database: raw.database,
             tokens,
         })

@@ -117,6 +117,9 @@ pub struct Plan {
     pub reboot: Vec<RebootJob>,
     /// `[http] address` of a TOML config (`chime run --http` overrides it).
     pub http_address: Option<String>,
+    /// `[http] tls_cert` and `tls_key` of a TOML config, as written
+    /// (relative to the config file's directory).
+    pub http_tls: Option<(String, String)>,
     /// `[database]` of a TOML config (`chime run --database` overrides it).
     pub database: Option<DatabaseSection>,
     /// `[[token]]` of a TOML config: the HTTP API's credentials (none:
@@ -272,6 +275,7 @@ impl Plan {
             }],
             reboot: tab.reboot.into_iter().map(|(_, r)| r).collect(),
             http_address: None,
+            http_tls: None,
             database: None,
             tokens: crate::http::Tokens::default(),
             crontab_env: Environments::new(tab.env),
@@ -395,6 +399,7 @@ impl Plan {
             schedules: file.schedules,
             workers,
             reboot: Vec::new(),
+            http_tls: file.http.tls_cert.zip(file.http.tls_key),
             http_address: file.http.address,
             database: file.database,
             tokens: file.tokens,

@@ -36,6 +36,8 @@ pub fn run(
     let explicit = chosen.is_some();
     let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
     let http = crate::http::parse_address(&http)?;
+    // Before anything opens: a missing or bad certificate is a start error.
+    let tls = tls_config(&plan, path)?;
     let store = RedbStore::open(&data)?;
     // Holding the directory's lock, before any worker claims: no process
     // of a killed predecessor may still run a job this daemon retries.
@@ -59,6 +61,7 @@ pub fn run(
                 let options = HttpOptions {
                     tokens: plan.tokens.clone(),
                     insecure_no_auth,
+                    tls,
                     ..HttpOptions::default()
                 };
                 let ports = Ports::embedded(running.handle());
@@ -72,6 +75,8 @@ pub fn run(
             "chime running; Ctrl-C, SIGTERM or SIGQUIT stops, SIGHUP or SIGUSR2 reloads"
         );
         let handle = running.handle().clone();
+        // The listener's token set: a reload swaps what it holds.
+        let tokens = plan.tokens.clone();
         let mut current = plan;
         loop {
             tokio::select! {
@@ -82,6 +87,7 @@ pub fn run(
                     }
                     Signal::Reload(name) => {
                         current = reload(&mut running, current, path, format, name).await;
+                        reload_tokens(&tokens, &current);
                     }
                 },
                 // A store failure stops the driver: surface its error below.
@@ -124,6 +130,9 @@ pub fn run_replica(
     let explicit = chosen.is_some();
     let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
     let http = crate::http::parse_address(&http)?;
+    if plan.http_tls.is_some() {
+        bail!("[http] tls_cert is not supported with --database yet: put a TLS proxy in front");
+    }
     let mut cfg = ReplicaConfig::new(pg);
     cfg.lease = LeaseOptions {
         ttl,
@@ -279,6 +288,32 @@ async fn reload_replica(
     }
     tracing::info!(inputs = count, "reload applied by the leader");
     plan
+}
+
+/// `[http] tls_cert` and `tls_key`, read relative to the config file.
+fn tls_config(plan: &Plan, path: &Path) -> anyhow::Result<Option<crate::http::tls::TlsConfig>> {
+    let Some((cert, key)) = &plan.http_tls else {
+        return Ok(None);
+    };
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    Ok(Some(crate::http::tls::load(
+        &dir.join(cert),
+        &dir.join(key),
+    )?))
+}
+
+/// After a reload: the plan's `[[token]]` tables become the listener's.
+/// The plan in force is the old one when the file was refused (a bad
+/// token table refuses the whole file), so the old tokens stay; a file
+/// without any token is refused here when the listener has some.
+fn reload_tokens(live: &crate::http::Tokens, plan: &Plan) {
+    match live.replace(&plan.tokens) {
+        Ok((added, removed)) if added.is_empty() && removed.is_empty() => {}
+        Ok((added, removed)) => {
+            tracing::info!(?added, ?removed, "reload: tokens changed");
+        }
+        Err(e) => tracing::error!(error = %e, "reload: tokens refused; keeping the running tokens"),
+    }
 }
 
 /// Binds the HTTP listener; a failure to bind the default address is a

@@ -23,10 +23,12 @@ const MAX_WAKE_QUEUES: usize = 4_096;
 
 /// One event of the stream, as `/v1/events` sends it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StreamEvent {
     /// `fire`, `skip`, `completed`, `retried`, `dead`, `dropped`,
     /// `cancelled`, `interrupted`, `lease_expired`, `schedule_completed`.
+    #[cfg_attr(feature = "http", schema(value_type = String))]
     pub kind: &'static str,
     /// The engine clock of the turn it happened in.
     pub at: Timestamp,
@@ -50,6 +52,7 @@ pub struct StreamEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The core's own command or event, verbatim.
+    #[cfg_attr(feature = "http", schema(value_type = Object))]
     pub detail: serde_json::Value,
 }
 

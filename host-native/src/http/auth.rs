@@ -10,9 +10,14 @@
 //! Without any token the listener is open (every request may do
 //! everything): the daemon then binds loopback only unless told
 //! `--insecure-no-auth`.
+//!
+//! The set is live: [`Tokens::replace`] swaps it under a running
+//! listener (the daemon's SIGHUP), so a new token works and a removed one
+//! gets 401 at the next request, without a restart.
 
 use super::error::ApiError;
 use sha2::{Digest, Sha256};
+use std::sync::{Arc, PoisonError, RwLock};
 use subtle::ConstantTimeEq;
 
 /// What a grant allows. `admin` allows everything; the others are
@@ -133,6 +138,10 @@ pub enum TokenError {
     /// Two tokens with one name.
     #[error("token name {0:?} is used twice")]
     Duplicate(String),
+    /// A reload that removes every token: it would open a listener that
+    /// started with authentication.
+    #[error("removing every [[token]] would turn authentication off; restart chime to do that")]
+    WouldDisable,
 }
 
 /// A configured token.
@@ -190,9 +199,11 @@ pub fn new_token() -> Result<String, getrandom::Error> {
     Ok(format!("chime_{hex}"))
 }
 
-/// The tokens a listener accepts; empty: no authentication.
+/// The tokens a listener accepts; empty: no authentication. Clones share
+/// one set: [`Tokens::replace`] on any clone changes what every clone
+/// (the listener's included) accepts.
 #[derive(Clone, Debug, Default)]
-pub struct Tokens(Vec<TokenDef>);
+pub struct Tokens(Arc<RwLock<Arc<Vec<TokenDef>>>>);
 
 impl Tokens {
     /// Checks names are unique.
@@ -202,18 +213,46 @@ impl Tokens {
                 return Err(TokenError::Duplicate(t.name.clone()));
             }
         }
-        Ok(Tokens(tokens))
+        Ok(Tokens(Arc::new(RwLock::new(Arc::new(tokens)))))
+    }
+
+    /// The set in force now (a request authenticates against one set,
+    /// whatever a reload does meanwhile).
+    fn current(&self) -> Arc<Vec<TokenDef>> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether any token is configured (then every route but `/healthz`
     /// needs one).
     pub fn enabled(&self) -> bool {
-        !self.0.is_empty()
+        !self.current().is_empty()
+    }
+
+    /// Makes `new`'s tokens the ones accepted (by every clone of `self`).
+    /// Refused, changing nothing, when `self` has tokens and `new` none:
+    /// a reload must not turn authentication off. Returns the names
+    /// added and removed, for the log.
+    pub fn replace(&self, new: &Tokens) -> Result<(Vec<String>, Vec<String>), TokenError> {
+        let next = new.current();
+        let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if !slot.is_empty() && next.is_empty() {
+            return Err(TokenError::WouldDisable);
+        }
+        let names = |v: &[TokenDef]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let (old, now) = (names(&slot), names(&next));
+        let added = now.iter().filter(|n| !old.contains(n)).cloned().collect();
+        let removed = old.iter().filter(|n| !now.contains(n)).cloned().collect();
+        *slot = next;
+        Ok((added, removed))
     }
 
     /// Who sent a request with this `Authorization` header value.
     pub(crate) fn authenticate(&self, header: Option<&str>) -> Result<Principal, ApiError> {
-        if !self.enabled() {
+        let set = self.current();
+        if set.is_empty() {
             return Ok(Principal::open());
         }
         let header = header.ok_or(ApiError::Unauthorized(
@@ -230,21 +269,27 @@ impl Tokens {
         // Every hash is compared, whatever matched before: the time taken
         // does not depend on which token (if any) matched.
         let mut found = None;
-        for (i, t) in self.0.iter().enumerate() {
+        for (i, t) in set.iter().enumerate() {
             if bool::from(t.sha256.ct_eq(digest.as_slice())) {
                 found = Some(i);
             }
         }
-        let t = &self.0[found.ok_or(ApiError::Unauthorized("unknown token"))?];
+        let t = &set[found.ok_or(ApiError::Unauthorized("unknown token"))?];
         Ok(Principal {
             name: Some(t.name.clone()),
             grants: t.grants.clone(),
         })
     }
 
-    /// The names of the configured tokens (for per-token limits).
-    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|t| t.name.as_str())
+    /// The names of the configured tokens (for per-token limits; a token
+    /// added by a reload shares the bucket of requests without a token
+    /// until the next start).
+    pub(crate) fn names(&self) -> impl Iterator<Item = String> {
+        self.current()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 }
 
@@ -367,5 +412,26 @@ mod tests {
         assert!(tokens.authenticate(None).is_err());
         assert!(TokenDef::new("x", "abc", &[]).is_err());
         assert!(new_token().unwrap().starts_with("chime_"));
+    }
+
+    #[test]
+    fn a_replaced_set_is_what_every_clone_accepts() {
+        let def = |n: &str, t: &str| TokenDef::new(n, &hash_hex(t), &["read".to_owned()]).unwrap();
+        let live = Tokens::new(vec![def("old", "t-old")]).unwrap();
+        let listener = live.clone();
+        let next = Tokens::new(vec![def("new", "t-new")]).unwrap();
+        let (added, removed) = live.replace(&next).unwrap();
+        assert_eq!(
+            (added, removed),
+            (vec!["new".to_owned()], vec!["old".to_owned()])
+        );
+        assert!(listener.authenticate(Some("Bearer t-old")).is_err());
+        assert!(listener.authenticate(Some("Bearer t-new")).is_ok());
+        // Emptying the set would open the listener: refused, unchanged.
+        assert!(matches!(
+            live.replace(&Tokens::default()),
+            Err(TokenError::WouldDisable)
+        ));
+        assert!(listener.authenticate(Some("Bearer t-new")).is_ok());
     }
 }

@@ -16,6 +16,7 @@ use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use chime_core::{Input, Origin, Overlap, QueueConfig, Reply, ScheduleDef, Timestamp};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 async fn submit(app: &App, input: Input) -> Result<Json<Reply>, ApiError> {
     Ok(Json(app.call(app.ports.control.submit(input)).await?))
@@ -49,7 +50,7 @@ pub(super) async fn remove(
     submit(&app, Input::RemoveSchedule { name, origin }).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct PauseBody {
     note: Option<String>,
@@ -67,7 +68,8 @@ pub(super) async fn pause(
     submit(&app, Input::PauseSchedule { name, note: b.note }).await
 }
 
-#[derive(Deserialize)]
+/// No fields (an empty body is `{}` too).
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Empty {}
 
@@ -83,7 +85,7 @@ pub(super) async fn resume(
     submit(&app, Input::ResumeSchedule { name }).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct TriggerBody {
     overlap: Option<Overlap>,
@@ -108,7 +110,7 @@ pub(super) async fn trigger(
     .await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BackfillBody {
     from: Timestamp,

@@ -6,7 +6,7 @@ use super::auth::{Principal, Scope};
 use super::body;
 use super::error::ApiError;
 use axum::body::Body;
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
 use chime_core::{
@@ -14,12 +14,13 @@ use chime_core::{
 };
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 /// Most jobs one batch enqueue takes.
 pub const MAX_BATCH: usize = 1_000;
 
 /// What one enqueue did.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct EnqueuedBody {
     id: JobId,
@@ -27,7 +28,7 @@ pub(super) struct EnqueuedBody {
 }
 
 /// `{"jobs": [...]}`: what a batch enqueue did, in request order.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct BatchBody {
     jobs: Vec<EnqueuedBody>,
@@ -36,11 +37,12 @@ pub(super) struct BatchBody {
 /// One job of an enqueue body: core's `EnqueueRequest` without `queue`
 /// (the path's), decoded in one pass (no intermediate map: a batch of a
 /// thousand jobs is parsed once).
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct JobBody {
     /// Refused when present: the path names the queue.
     #[serde(default)]
+    #[schema(ignore)]
     queue: Option<IgnoredAny>,
     #[serde(default)]
     payload: Option<Payload>,
@@ -83,12 +85,15 @@ impl JobBody {
 /// `{"jobs": [...]}` and nothing else. One flat struct, not a
 /// `#[serde(flatten)]`: flatten would buffer the payload (which must
 /// stay verbatim) and let unknown fields through.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct EnqueueBody {
+    /// A batch (then no other field): 1 to 1,000 jobs, all or none.
     #[serde(default)]
+    #[schema(min_items = 1, max_items = 1000)]
     jobs: Option<Vec<JobBody>>,
     #[serde(default)]
+    #[schema(ignore)]
     queue: Option<IgnoredAny>,
     #[serde(default)]
     payload: Option<Payload>,
@@ -140,14 +145,14 @@ pub(super) async fn enqueue(
     Extension(who): Extension<Principal>,
     Path(queue): Path<String>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Enqueued>, ApiError> {
     who.require(Scope::Enqueue, "queue", &queue)?;
     let bytes = app.body(body).await?;
     let mut parsed: EnqueueBody = body::decode(&bytes)?;
     let Some(jobs) = parsed.jobs.take() else {
         let request = parsed.into_job().into_request(&queue)?;
         let e = app.call(app.ports.queues.enqueue(&request)).await?;
-        return Ok(Json(json(&EnqueuedBody {
+        return Ok(Json(Enqueued::One(EnqueuedBody {
             id: e.job,
             deduplicated: e.deduplicated,
         })));
@@ -177,7 +182,7 @@ pub(super) async fn enqueue(
         .call(app.ports.queues.enqueue_batch(&requests))
         .await?
         .map_err(|(index, error)| ApiError::CoreItem { index, error })?;
-    Ok(Json(json(&BatchBody {
+    Ok(Json(Enqueued::Batch(BatchBody {
         jobs: done
             .into_iter()
             .map(|e| EnqueuedBody {
@@ -188,8 +193,19 @@ pub(super) async fn enqueue(
     })))
 }
 
-fn json<T: Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+/// What an enqueue did: one job's, or a batch's in request order.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub(super) enum Enqueued {
+    One(EnqueuedBody),
+    Batch(BatchBody),
+}
+
+/// A `{id}` path segment as a job id (400, not axum's plain-text
+/// rejection, for one that is not a `u64`).
+pub(super) fn job_id(id: Result<Path<u64>, PathRejection>) -> Result<JobId, ApiError> {
+    id.map(|Path(id)| JobId(id))
+        .map_err(|e| ApiError::bad(Some("id"), e.body_text()))
 }
 
 /// A job's queue, for authorization by name: 404 if the backend does not
@@ -217,9 +233,9 @@ pub(super) async fn job_queue(
 pub(super) async fn get(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Path(id): Path<u64>,
+    id: Result<Path<u64>, PathRejection>,
 ) -> Result<Json<JobInfo>, ApiError> {
-    let id = JobId(id);
+    let id = job_id(id)?;
     if let Some(info) = job_queue(&app, &who, Scope::Read, id).await? {
         return Ok(Json(info));
     }
@@ -231,13 +247,19 @@ pub(super) async fn get(
 }
 
 /// `GET /v1/queues/{queue}/jobs?state=&key=&after=&before=&limit=`.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(super) struct ListQuery {
+    /// Only jobs in this state.
     state: Option<JobState>,
+    /// Only the job with this idempotency key.
     key: Option<String>,
+    /// Ids above this (the `next` of the previous page).
     after: Option<u64>,
+    /// Ids below this.
     before: Option<u64>,
+    /// Page size (0 or absent: 100; at most 1,000).
     limit: Option<usize>,
 }
 
@@ -266,16 +288,26 @@ pub(super) async fn list(
 pub(super) async fn cancel(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Path(id): Path<u64>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let id = JobId(id);
+    id: Result<Path<u64>, PathRejection>,
+) -> Result<Json<Cancelled>, ApiError> {
+    let id = job_id(id)?;
     job_queue(&app, &who, Scope::Manage, id).await?;
     app.call(app.ports.queues.cancel(id)).await?;
-    Ok(Json(serde_json::json!({ "id": id, "cancelled": true })))
+    Ok(Json(Cancelled {
+        id,
+        cancelled: true,
+    }))
+}
+
+/// `POST /v1/jobs/{id}/cancel`: always `cancelled: true`.
+#[derive(Serialize, ToSchema)]
+pub(super) struct Cancelled {
+    id: JobId,
+    cancelled: bool,
 }
 
 /// `{"job": id}` (one) or `{}` (all).
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct RedriveBody {
     job: Option<JobId>,
@@ -287,17 +319,28 @@ pub(super) async fn redrive(
     Extension(who): Extension<Principal>,
     Path(queue): Path<String>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<RedriveReply>, ApiError> {
     who.require(Scope::Manage, "queue", &queue)?;
     let b: RedriveBody = body::decode(&app.body(body).await?)?;
     let r = app.call(app.ports.queues.redrive(&queue, b.job)).await?;
-    Ok(Json(
-        serde_json::json!({ "count": r.count, "keysDropped": r.keys_dropped }),
-    ))
+    Ok(Json(RedriveReply {
+        count: r.count,
+        keys_dropped: r.keys_dropped,
+    }))
+}
+
+/// What a redrive did.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RedriveReply {
+    /// Jobs redriven.
+    count: u64,
+    /// Of those, redriven without their key (another live job holds it).
+    keys_dropped: u64,
 }
 
 /// `{"before": ms}` or `{}` (all).
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct PurgeBody {
     before: Option<Timestamp>,
@@ -309,11 +352,17 @@ pub(super) async fn purge(
     Extension(who): Extension<Principal>,
     Path(queue): Path<String>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Purged>, ApiError> {
     who.require(Scope::Manage, "queue", &queue)?;
     let b: PurgeBody = body::decode(&app.body(body).await?)?;
     let count = app
         .call(app.ports.queues.purge_dead(&queue, b.before))
         .await?;
-    Ok(Json(serde_json::json!({ "count": count })))
+    Ok(Json(Purged { count }))
+}
+
+/// What a purge did: dead letters removed.
+#[derive(Serialize, ToSchema)]
+pub(super) struct Purged {
+    count: u64,
 }

@@ -22,8 +22,10 @@ mod control;
 mod error;
 mod events;
 mod jobs;
+pub mod openapi;
 mod reads;
 mod server;
+pub mod tls;
 mod views;
 mod work;
 
@@ -130,6 +132,9 @@ pub struct HttpOptions {
     pub max_polls_per_token: usize,
     /// Open connections at once (more wait to be accepted).
     pub max_connections: usize,
+    /// Serve HTTPS with this certificate ([`tls::load`]); `None`: plain
+    /// HTTP.
+    pub tls: Option<tls::TlsConfig>,
 }
 
 impl Default for HttpOptions {
@@ -148,6 +153,7 @@ impl Default for HttpOptions {
             max_polls: 1_024,
             max_polls_per_token: 128,
             max_connections: 4_096,
+            tls: None,
         }
     }
 }
@@ -219,6 +225,7 @@ pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
     Router::new()
         .route("/healthz", get(reads::healthz))
         .route("/metrics", get(reads::metrics_text))
+        .route("/v1/openapi.json", get(openapi::serve))
         .route("/v1/inspect", get(reads::inspect))
         .route("/v1/schedules", get(reads::schedules))
         .route(

@@ -1,7 +1,9 @@
 //! The accept loop. Not `axum::serve`: it sets no header read timeout, so
 //! a client trickling its headers a byte a second would hold a
 //! connection forever. Each connection is HTTP/1.1 with keep-alive, a
-//! header read timeout and a bound on open connections.
+//! header read timeout and a bound on open connections; over TLS when
+//! [`HttpOptions::tls`] is set (the handshake bounded by the header
+//! timeout too, so a client that never finishes it is cut off).
 
 use super::{HttpError, HttpOptions, Ports, router_with};
 use crate::driver::Handle;
@@ -56,16 +58,21 @@ impl HttpServer {
         let header_timeout = options.header_timeout;
         let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
         let auth = options.tokens.enabled();
+        let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+        let https = tls.is_some();
         let app = router_with(ports, options);
         let task = tokio::spawn(accept_loop(
             listener,
             app,
-            header_timeout,
-            connections,
+            Limits {
+                header_timeout,
+                connections,
+                tls,
+            },
             stopped,
         ));
         // The target users filter on (`CHIME_LOG=chime_native::http=…`).
-        tracing::info!(target: "chime_native::http", %address, auth, "HTTP listener up (/healthz, /metrics, /v1)");
+        tracing::info!(target: "chime_native::http", %address, auth, tls = https, "HTTP listener up (/healthz, /metrics, /v1)");
         Ok(HttpServer {
             address,
             stop,
@@ -88,13 +95,25 @@ impl HttpServer {
     }
 }
 
+/// What every connection is held to.
+struct Limits {
+    header_timeout: Duration,
+    connections: Arc<Semaphore>,
+    /// Set: every connection is TLS.
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: axum::Router,
-    header_timeout: Duration,
-    connections: Arc<Semaphore>,
+    limits: Limits,
     mut stopped: oneshot::Receiver<()>,
 ) {
+    let Limits {
+        header_timeout,
+        connections,
+        tls,
+    } = limits;
     let (closing, closing_rx) = watch::channel(false);
     loop {
         let permit = tokio::select! {
@@ -118,22 +137,18 @@ async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
-        let mut closing = closing_rx.clone();
+        let closing = closing_rx.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let mut builder = http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(header_timeout)
-                .keep_alive(true);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = closing.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
-                }
+            let Some(tls) = tls else {
+                return serve(stream, service, header_timeout, closing).await;
+            };
+            match tokio::time::timeout(header_timeout, tls.accept(stream)).await {
+                Ok(Ok(stream)) => serve(stream, service, header_timeout, closing).await,
+                // Plain HTTP to a TLS port, a bad client: nothing to answer.
+                Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                Err(_) => tracing::debug!("TLS handshake timed out"),
             }
         });
     }
@@ -143,6 +158,31 @@ async fn accept_loop(
     // whole timeout on every stop.
     drop(closing_rx);
     let _ = tokio::time::timeout(SHUTDOWN_GRACE * 2, closing.closed()).await;
+}
+
+/// One HTTP/1.1 connection, until it closes or the listener stops.
+async fn serve<IO>(
+    io: IO,
+    service: TowerToHyperService<axum::Router>,
+    header_timeout: Duration,
+    mut closing: watch::Receiver<bool>,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    let conn = builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = closing.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -159,8 +199,11 @@ mod tests {
         let task = tokio::spawn(accept_loop(
             listener,
             axum::Router::new(),
-            Duration::from_secs(5),
-            Arc::new(Semaphore::new(4)),
+            Limits {
+                header_timeout: Duration::from_secs(5),
+                connections: Arc::new(Semaphore::new(4)),
+                tls: None,
+            },
             stopped,
         ));
         let start = tokio::time::Instant::now();

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// An error answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorBody {
     /// Stable code: core's (`invalid_input`, `lease_lost`, …) for an

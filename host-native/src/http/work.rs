@@ -21,15 +21,18 @@ use super::App;
 use super::auth::{Principal, Scope};
 use super::body;
 use super::error::ApiError;
-use super::jobs::job_queue;
+use super::jobs::{job_id, job_queue};
+use super::views::ErrorBody;
 use crate::backend::Failed;
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use chime_core::{Claimed, JobId, LeaseToken, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::time::Instant;
+use utoipa::ToSchema;
 
 /// Longest a claim may wait for a job.
 pub const MAX_WAIT_MS: u64 = 25_000;
@@ -38,14 +41,24 @@ pub const MAX_WAIT_MS: u64 = 25_000;
 const POLL_EVERY: Duration = Duration::from_millis(50);
 
 /// `POST /v1/queues/{queue}/claim`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ClaimBody {
+    /// Who claims (shown in `GET /v1/jobs/{id}` while it holds the job):
+    /// core's naming rule.
+    #[schema(pattern = "^[A-Za-z0-9._:/-]+$", max_length = 128)]
     worker: String,
+    /// Most jobs to lease (default 1; core's `claimBatch` limit bounds it).
     #[serde(default = "one")]
+    #[schema(minimum = 1)]
     max: u32,
+    /// Lease length (default the queue's `leaseMs`).
+    #[schema(minimum = 1)]
     lease_ms: Option<i64>,
+    /// Long-poll: how long to wait for a job when none is available (at
+    /// most 25,000 ms; default 0, answer at once).
     #[serde(default)]
+    #[schema(maximum = 25_000)]
     wait_ms: u64,
 }
 
@@ -54,7 +67,7 @@ fn one() -> u32 {
 }
 
 /// The jobs leased (none if the wait ended first).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ClaimReply {
     jobs: Vec<Claimed>,
@@ -114,20 +127,20 @@ pub(super) async fn claim(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct HeartbeatBody {
     token: LeaseToken,
     lease_ms: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct CompleteBody {
     token: LeaseToken,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct FailBody {
     token: LeaseToken,
@@ -137,10 +150,11 @@ pub(super) struct FailBody {
 }
 
 /// What a failed attempt led to.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FailReply {
     /// `retry`, `dead` or `dropped`.
+    #[schema(value_type = String, pattern = "^(retry|dead|dropped)$")]
     outcome: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     run_at: Option<Timestamp>,
@@ -170,17 +184,29 @@ impl From<Failed> for FailReply {
     }
 }
 
+/// `POST /v1/jobs/{id}/heartbeat`: the new lease deadline.
+#[derive(Serialize, ToSchema)]
+pub(super) struct HeartbeatReply {
+    deadline: Timestamp,
+}
+
+/// `POST /v1/jobs/{id}/complete`: always `true`.
+#[derive(Serialize, ToSchema)]
+pub(super) struct CompleteReply {
+    completed: bool,
+}
+
 async fn do_heartbeat(
     app: &App,
     who: &Principal,
     id: JobId,
     b: HeartbeatBody,
-) -> Result<serde_json::Value, ApiError> {
+) -> Result<HeartbeatReply, ApiError> {
     job_queue(app, who, Scope::Work, id).await?;
     let deadline = app
         .call(app.ports.queues.heartbeat(id, b.token, b.lease_ms))
         .await?;
-    Ok(serde_json::json!({ "deadline": deadline }))
+    Ok(HeartbeatReply { deadline })
 }
 
 async fn do_complete(
@@ -188,10 +214,10 @@ async fn do_complete(
     who: &Principal,
     id: JobId,
     b: CompleteBody,
-) -> Result<serde_json::Value, ApiError> {
+) -> Result<CompleteReply, ApiError> {
     job_queue(app, who, Scope::Work, id).await?;
     app.call(app.ports.queues.complete(id, b.token)).await?;
-    Ok(serde_json::json!({ "completed": true }))
+    Ok(CompleteReply { completed: true })
 }
 
 async fn do_fail(
@@ -199,73 +225,97 @@ async fn do_fail(
     who: &Principal,
     id: JobId,
     b: FailBody,
-) -> Result<serde_json::Value, ApiError> {
+) -> Result<FailReply, ApiError> {
     job_queue(app, who, Scope::Work, id).await?;
     let f = app
         .call(app.ports.queues.fail(id, b.token, &b.error, b.retry_at))
         .await?;
-    Ok(serde_json::to_value(FailReply::from(f)).unwrap_or_default())
+    Ok(FailReply::from(f))
 }
 
 /// `POST /v1/jobs/{id}/heartbeat` → `{"deadline"}`.
 pub(super) async fn heartbeat(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Path(id): Path<u64>,
+    id: Result<Path<u64>, PathRejection>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<HeartbeatReply>, ApiError> {
+    let id = job_id(id)?;
     let b = body::decode(&app.body(body).await?)?;
-    Ok(Json(do_heartbeat(&app, &who, JobId(id), b).await?))
+    Ok(Json(do_heartbeat(&app, &who, id, b).await?))
 }
 
 /// `POST /v1/jobs/{id}/complete`.
 pub(super) async fn complete(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Path(id): Path<u64>,
+    id: Result<Path<u64>, PathRejection>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<CompleteReply>, ApiError> {
+    let id = job_id(id)?;
     let b = body::decode(&app.body(body).await?)?;
-    Ok(Json(do_complete(&app, &who, JobId(id), b).await?))
+    Ok(Json(do_complete(&app, &who, id, b).await?))
 }
 
 /// `POST /v1/jobs/{id}/fail` → `{"outcome", "runAt"?, "delayMs"?}`.
 pub(super) async fn fail(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
-    Path(id): Path<u64>,
+    id: Result<Path<u64>, PathRejection>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<FailReply>, ApiError> {
+    let id = job_id(id)?;
     let b = body::decode(&app.body(body).await?)?;
-    Ok(Json(do_fail(&app, &who, JobId(id), b).await?))
+    Ok(Json(do_fail(&app, &who, id, b).await?))
 }
 
-/// `{"jobs": [{"job": id, …the single form's body}]}`.
+/// `{"jobs": [{"job": id, …the single form's body}]}` (its schema:
+/// `openapi.rs`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Batch<T> {
     jobs: Vec<Item<T>>,
 }
 
+/// One item of a batch: the job and the single form's body (its schema:
+/// `openapi.rs`).
 #[derive(Deserialize)]
 pub(super) struct Item<T> {
-    job: JobId,
+    pub(super) job: JobId,
     #[serde(flatten)]
     body: T,
 }
 
-/// Each item's outcome: `{"job", "ok": true, …}` or `{"job", "ok":
-/// false, "error": {code, message, field}}`. Items are independent: one
-/// stale token does not stop the others.
-async fn batch<T, F, Fut>(
+/// `{"results": [...]}`, in request order (its schema: `openapi.rs`).
+#[derive(Serialize)]
+pub(super) struct BatchReply<R> {
+    results: Vec<ItemReply<R>>,
+}
+
+/// One item's outcome: `{"job", "ok": true, …the single form's reply}`
+/// or `{"job", "ok": false, "error": {error, message, field}}` (its
+/// schema: `openapi.rs`).
+#[derive(Serialize)]
+pub(super) struct ItemReply<R> {
+    job: JobId,
+    ok: bool,
+    #[serde(flatten)]
+    reply: Option<R>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody>,
+}
+
+/// Each item's outcome. Items are independent: one stale token does not
+/// stop the others.
+async fn batch<T, R, F, Fut>(
     app: &App,
     body: Body,
     each: F,
-) -> Result<Json<serde_json::Value>, ApiError>
+) -> Result<Json<BatchReply<R>>, ApiError>
 where
     T: serde::de::DeserializeOwned,
     F: Fn(JobId, T) -> Fut,
-    Fut: std::future::Future<Output = Result<serde_json::Value, ApiError>>,
+    Fut: std::future::Future<Output = Result<R, ApiError>>,
 {
     let b: Batch<T> = body::decode(&app.body(body).await?)?;
     if b.jobs.is_empty() || b.jobs.len() > super::MAX_BATCH {
@@ -281,19 +331,24 @@ where
         async move { (job, f.await) }
     });
     let results = futures_util::future::join_all(calls).await;
-    let results: Vec<serde_json::Value> = results
+    let results = results
         .into_iter()
         .map(|(job, r)| match r {
-            Ok(serde_json::Value::Object(mut m)) => {
-                m.insert("job".into(), serde_json::json!(job));
-                m.insert("ok".into(), true.into());
-                serde_json::Value::Object(m)
-            }
-            Ok(_) => serde_json::json!({ "job": job, "ok": true }),
-            Err(e) => serde_json::json!({ "job": job, "ok": false, "error": e.body() }),
+            Ok(reply) => ItemReply {
+                job,
+                ok: true,
+                reply: Some(reply),
+                error: None,
+            },
+            Err(e) => ItemReply {
+                job,
+                ok: false,
+                reply: None,
+                error: Some(e.body()),
+            },
         })
         .collect();
-    Ok(Json(serde_json::json!({ "results": results })))
+    Ok(Json(BatchReply { results }))
 }
 
 /// `POST /v1/jobs/heartbeat`.
@@ -301,7 +356,7 @@ pub(super) async fn heartbeat_batch(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<BatchReply<HeartbeatReply>>, ApiError> {
     who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_heartbeat(&app, &who, id, b)).await
 }
@@ -311,7 +366,7 @@ pub(super) async fn complete_batch(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<BatchReply<CompleteReply>>, ApiError> {
     who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_complete(&app, &who, id, b)).await
 }
@@ -321,7 +376,7 @@ pub(super) async fn fail_batch(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
     body: Body,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<BatchReply<FailReply>>, ApiError> {
     who.require_some(Scope::Work)?;
     batch(&app, body, |id, b| do_fail(&app, &who, id, b)).await
 }

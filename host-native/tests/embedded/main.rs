@@ -15,6 +15,7 @@ mod api_events;
 mod api_events_lag;
 mod api_limits;
 mod api_long_poll;
+mod api_openapi;
 mod api_suite;
 mod api_throughput;
 mod clock_jump;
