@@ -6,7 +6,9 @@
 //! One scenario per module; run one with
 //! `cargo test -p chime-native --test cli <module>::`.
 
+mod api_daemon;
 mod api_tokens;
+mod client_workers;
 mod commands;
 mod crash;
 mod crontab_lint;
