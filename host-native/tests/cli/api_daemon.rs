@@ -43,7 +43,11 @@ pub struct Api {
 /// `dir`; returns once the listener is up.
 pub fn start(dir: &Path, config: &str) -> Api {
     let path = dir.join("chime.toml");
-    std::fs::write(&path, format!("[http]\naddress = \"127.0.0.1:0\"\n{config}")).unwrap();
+    std::fs::write(
+        &path,
+        format!("[http]\naddress = \"127.0.0.1:0\"\n{config}"),
+    )
+    .unwrap();
     let log = dir.join("daemon.log");
     let mut child = Command::new(chime_bin())
         .args(["--log-format", "json", "run", "--config"])

@@ -93,7 +93,10 @@ fn scenario(lang: &Lang) {
     let start = Instant::now();
     while read(&handled).lines().count() < JOBS {
         let s = queue_stats(&api, q);
-        if ["scheduled", "available", "claimed"].iter().all(|k| s[*k] == 0) {
+        if ["scheduled", "available", "claimed"]
+            .iter()
+            .all(|k| s[*k] == 0)
+        {
             break;
         }
         assert!(
