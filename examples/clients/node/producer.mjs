@@ -40,7 +40,7 @@ async function enqueueBatch(queue, jobs, tries = 5) {
         signal: AbortSignal.timeout(30000),
       });
     } catch (e) {
-      if (attempt === tries - 1) throw new Error(`unavailable: ${e.message}`);
+      if (attempt === tries - 1) throw new Error(`unavailable: ${e.message} (${e.cause?.code ?? e.cause?.message})`);
     }
     if (reply?.ok) return (await reply.json()).jobs;
     if (reply) {

@@ -107,7 +107,7 @@ async function heartbeat() {
       if (!r.ok && held.has(r.job)) log(`job ${r.job}: heartbeat refused: ${r.error.error}`);
     }
   } catch (e) {
-    log(`heartbeat: ${e.message}`); // the next beat tries again
+    log(`heartbeat: ${why(e)}`); // the next beat tries again
   } finally {
     beating = false;
   }
@@ -147,10 +147,16 @@ async function run(job) {
   } catch (e) {
     // 409 lease_lost: the lease ran out (or the job was cancelled) and the
     // job is someone else's now; anything else is logged the same way.
-    log(`job ${id}: ${e.message}`);
+    log(`job ${id}: ${why(e)}`);
   } finally {
     held.delete(id);
   }
+}
+
+/** An error's text; fetch's own ("fetch failed") hides the cause. */
+function why(e) {
+  const cause = e.cause?.code ?? e.cause?.message;
+  return cause ? `${e.message} (${cause})` : e.message;
 }
 
 function log(text) {
@@ -179,7 +185,7 @@ async function main(queue) {
           log(`claim refused: ${e.message}`); // a wrong token or queue: give up
           return 1;
         }
-        log(`claim: ${e.message}; retrying in 1 s`);
+        log(`claim: ${why(e)}; retrying in 1 s`);
         await sleep(1000);
         continue;
       }
