@@ -10,6 +10,7 @@ mod api_daemon;
 mod api_tokens;
 mod client_commands;
 mod client_docs;
+mod client_unavailable;
 mod client_workers;
 mod commands;
 mod crash;
