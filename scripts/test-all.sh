@@ -43,6 +43,16 @@ fi
 step "core builds for wasm32 with no JS glue"
 cargo build -p chime-core --target wasm32-unknown-unknown --locked
 
+step "python3 and node for the client examples (tests/cli/client_*)"
+# The Python and Node workers of examples/clients/ run against a real
+# daemon in the cli tests: Debian's python3 (the examples use only its
+# standard library) if missing; node is the one the npm steps below use.
+if ! command -v python3 >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get install -y python3 >/dev/null || { apt-get update >/dev/null && apt-get install -y python3 >/dev/null; }
+fi
+python3 --version
+node --version
+
 step "tests"
 # Property tests draw random cases; CI pins the seed so a run is
 # reproducible (export another value, or unset it under plain `cargo test`,

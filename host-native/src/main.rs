@@ -2,6 +2,7 @@
 
 use anyhow::{Context, bail};
 use chime_core::EngineConfig;
+use chime_native::daemon::client::{self, ApiCmd, ClientError};
 use chime_native::daemon::crontab::CrontabOptions;
 use chime_native::daemon::plan::{Diagnostic, Format, Plan};
 use chime_native::daemon::replay::Trace;
@@ -100,6 +101,9 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// The HTTP API's client commands (docs/clients.md).
+    #[command(flatten)]
+    Api(ApiCmd),
 }
 
 #[derive(Subcommand)]
@@ -227,7 +231,12 @@ fn main() -> std::process::ExitCode {
             // One line with the whole cause chain; no backtrace for users.
             // A closed stderr is no reason to panic (exit 101).
             let _ = writeln!(std::io::stderr(), "error: {e:#}");
-            std::process::ExitCode::FAILURE
+            // An API command says why it failed in its exit code
+            // (2 usage, 3 refused, 4 unavailable: daemon/client.rs).
+            match e.downcast_ref::<ClientError>() {
+                Some(c) => std::process::ExitCode::from(c.exit_code()),
+                None => std::process::ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -269,6 +278,7 @@ fn real_main() -> anyhow::Result<()> {
             dead,
             config,
         } => inspect(&data, url.as_deref(), json, dead, config.as_deref()),
+        Cmd::Api(cmd) => Ok(client::run(cmd)?),
     }
 }
 

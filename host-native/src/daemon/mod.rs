@@ -2,6 +2,7 @@
 //! plan that turns either into a [`Setup`](crate::Setup), the process of
 //! `chime run` (signals, listener), `chime preview` and `chime replay`. The top layer: it may use every other one.
 
+pub mod client;
 pub mod config;
 pub mod cronjob;
 mod cronlint;

@@ -6,8 +6,13 @@
 //! One scenario per module; run one with
 //! `cargo test -p chime-native --test cli <module>::`.
 
+mod api_daemon;
 mod api_schedules_kept;
 mod api_tokens;
+mod client_commands;
+mod client_docs;
+mod client_unavailable;
+mod client_workers;
 mod commands;
 mod crash;
 mod crontab_lint;
