@@ -6,7 +6,7 @@
 //! The long-poll is the HTTP API's (`http/work.rs`): mark the signal
 //! seen, claim, wait for the signal or the deadline, claim again. The
 //! bounds asserted are generous (a loaded CI machine); the measured
-//! latency is in `BENCHMARKS.md` (`examples/pg_latency.rs`).
+//! latency is in `BENCHMARKS.md` (`examples/pg_pools.rs`).
 
 use crate::pg_support;
 use chime_core::{Backoff, Claimed, EngineConfig, EnqueueRequest, Payload, QueueConfig};
