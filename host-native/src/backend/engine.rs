@@ -162,6 +162,36 @@ impl QueueBackend for EngineQueues {
         lazy(move || Ok(self.with_engine(|e| e.job(job))))
     }
 
+    /// All or none, as the driver's batch: checked whole first
+    /// (`driver::precheck`), then applied under one lock.
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
+        lazy(move || {
+            let inputs: Vec<Input> = requests.iter().cloned().map(Input::Enqueue).collect();
+            let mut state = self.state.lock().expect("engine lock");
+            let (engine, out) = &mut *state;
+            let now = self.clock.now().max(engine.clock());
+            if let Err(e) = engine.handle(now, Input::Advance) {
+                tracing::error!(error = %e, "advance rejected");
+            }
+            if let Err(refused) = crate::driver::precheck(&inputs, engine, now) {
+                return Ok(Err(refused));
+            }
+            let mut done = Vec::with_capacity(inputs.len());
+            for (i, input) in inputs.into_iter().enumerate() {
+                let reply = engine.handle(now, input);
+                engine.drain_commands(out);
+                match reply {
+                    Ok(r) => done.push(replies::enqueued(r)?),
+                    Err(e) => return Ok(Err((i, e))),
+                }
+            }
+            Ok(Ok(done))
+        })
+    }
+
     fn search<'a>(
         &'a self,
         query: &'a chime_core::JobQuery,

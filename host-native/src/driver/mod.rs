@@ -504,7 +504,7 @@ fn journal_turn(
 /// ([`chime_core::validate_input`], at this turn's `now`) and the bound
 /// on live jobs for its enqueues (counted as if none deduplicated). The
 /// error names the first input refused.
-fn precheck(inputs: &[Input], engine: &Engine, now: Timestamp) -> BatchReply {
+pub(crate) fn precheck(inputs: &[Input], engine: &Engine, now: Timestamp) -> BatchReply {
     let config = engine.config();
     for (i, input) in inputs.iter().enumerate() {
         chime_core::validate_input(input, config, now).map_err(|e| (i, e))?;

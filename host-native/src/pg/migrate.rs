@@ -196,6 +196,17 @@ CREATE INDEX chime_inbox_pending ON {schema}.chime_inbox (engine, id) WHERE appl
 CREATE INDEX chime_inbox_applied ON {schema}.chime_inbox (applied_at) WHERE applied_at IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 6,
+        name: "claim times for job events",
+        sql: r#"
+-- When the current (or last) attempt was claimed: job events carry the
+-- time from the claim to the outcome, as the embedded driver's do. Set by
+-- every claim; NULL for jobs never claimed (and for jobs claimed before
+-- this migration, whose events then carry no duration).
+ALTER TABLE {schema}.chime_jobs ADD COLUMN claimed_at timestamptz;
+"#,
+    },
 ];
 
 /// The SQL of migration `version` (tests check it against core's rules).

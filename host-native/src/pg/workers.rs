@@ -1,18 +1,17 @@
 //! Worker pools on Postgres: [`PgSource`], the shared queues as a
 //! [`JobSource`] (the same pools as the embedded engine's, see
 //! [`crate::worker`]), and
-//! [`forward_wakes`], which `LISTEN`s for the queues' wake-ups and wakes
-//! the local pools of the queue each one names.
+//! [`forward_from`], which wakes the local pools of each queue the
+//! replica's [`PgListener`] says got claimable work.
 
-use super::connection::{PgConfig, PgError, wake_channel};
+use super::connection::{PgConfig, PgError};
+use super::notify::PgListener;
 use super::queue::{PgQueues, QueueError};
 use crate::worker::{JobSource, SourceError};
 use chime_core::{Claimed, JobId, LeaseToken};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
-use tokio_postgres::AsyncMessage;
 
 fn source_error(e: QueueError) -> SourceError {
     match e {
@@ -120,68 +119,39 @@ impl JobSource for PgSource {
 /// Local pools to wake, by queue name.
 pub type PoolWakes = BTreeMap<String, Vec<Arc<Notify>>>;
 
-/// Until `stop`, listens on the schema's wake-up channel and wakes the
-/// pools of each notified queue. On every (re)connection all pools are
-/// woken once: a notification sent while nobody listened is lost, and the
-/// pools' polling is the only other way they would learn of its job.
-pub async fn forward_wakes(config: PgConfig, wakes: PoolWakes, mut stop: watch::Receiver<bool>) {
-    let channel = wake_channel(&config.schema);
-    loop {
-        tokio::select! {
-            r = listen(&config.url, &channel, &wakes) => {
-                if let Err(e) = r {
-                    tracing::warn!(error = %e, "wake-up listener lost its connection");
+/// Until `stop`, wakes the pools of each queue that `listener` says got
+/// claimable work (by any replica's commit, or a delayed job coming due).
+/// The listener wakes every queue on each (re)connection: a notification
+/// sent while nobody listened is lost, and the pools' polling is the only
+/// other way they would learn of its job.
+pub async fn forward_from(
+    listener: Arc<PgListener>,
+    wakes: PoolWakes,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (queue, pools) in wakes {
+        let mut rx = listener.availability(&queue);
+        tasks.spawn(async move {
+            while rx.changed().await.is_ok() {
+                for n in &pools {
+                    n.notify_one();
                 }
             }
-            _ = stop.changed() => return,
-        }
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-            _ = stop.changed() => return,
-        }
+        });
     }
+    let _ = stop.wait_for(|s| *s).await;
+    tasks.abort_all();
 }
 
-/// One connection's life: `LISTEN`, then forward until it ends.
-async fn listen(url: &str, channel: &str, wakes: &PoolWakes) -> Result<(), PgError> {
-    let (client, mut connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .map_err(PgError::db("connecting the wake-up listener"))?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    // Polling the connection also carries the client's own statements.
-    let conn = tokio::spawn(async move {
-        loop {
-            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(AsyncMessage::Notification(n))) => {
-                    if tx.send(n.payload().to_owned()).is_err() {
-                        return Ok(());
-                    }
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e),
-                None => return Ok(()),
-            }
-        }
-    });
-    let listening = client
-        .batch_execute(&format!("LISTEN \"{channel}\""))
-        .await
-        .map_err(PgError::db("listening for wake-ups"));
-    if let Err(e) = listening {
-        conn.abort();
-        return Err(e);
-    }
-    for n in wakes.values().flatten() {
-        n.notify_one();
-    }
-    while let Some(queue) = rx.recv().await {
-        for n in wakes.get(&queue).into_iter().flatten() {
-            n.notify_one();
-        }
-    }
-    drop(client);
-    match conn.await {
-        Ok(Err(e)) => Err(PgError::db("wake-up listener")(e)),
-        _ => Ok(()),
+/// [`forward_from`] a listener of its own on `config`'s schema (whose job
+/// events nobody reads). A replica that also serves `/v1/events` or
+/// long-poll claims starts one [`PgListener`] and passes it to
+/// [`forward_from`] and [`PgQueues::with_listener`] instead: one
+/// listening connection per replica.
+pub async fn forward_wakes(config: PgConfig, wakes: PoolWakes, stop: watch::Receiver<bool>) {
+    match PgListener::start(&config, tokio::sync::broadcast::channel(1).0) {
+        Ok(listener) => forward_from(listener, wakes, stop).await,
+        Err(e) => tracing::error!(error = %e, "no wake-up listener"),
     }
 }

@@ -31,7 +31,8 @@ fn claim_sql(s: &str) -> String {
              FOR UPDATE SKIP LOCKED)
          UPDATE {s}.chime_jobs j
          SET state = {claimed}, attempt = j.attempt + 1, worker = $2,
-             token = nextval('{s}.chime_claim_token'), lease_until = {lease}
+             token = nextval('{s}.chime_claim_token'), lease_until = {lease},
+             claimed_at = now()
          FROM c WHERE j.id = c.id
          RETURNING j.id, j.token, {lease_ms}, j.attempt, j.payload, j.headers,
                    j.fire, j.priority, {run_at}",

@@ -8,7 +8,8 @@ use chime_core::{Error as CoreError, JobId, JobState, Timestamp};
 /// Redrives the dead letters of queue `$1` (all, or job `$2`): available
 /// now with attempt 0; one whose key another live job holds now loses
 /// it, the others take theirs back ([`sql::remember_keys`]). Counts the
-/// jobs redriven and the keys they lost.
+/// jobs redriven and the keys they lost, and wakes the queue's workers
+/// (`$3` the channel) inside the transaction when any was.
 fn redrive_sql(s: &str) -> String {
     let dead = sql::state(JobState::Dead);
     let keys = sql::remember_keys(s, "kt", "u", "true");
@@ -29,7 +30,8 @@ fn redrive_sql(s: &str) -> String {
              RETURNING j.id AS job, j.queue, j.key),
          {keys}
          SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM taken),
-                (SELECT count(*) FROM kt)",
+                (SELECT count(*) FROM kt),
+                CASE WHEN EXISTS (SELECT 1 FROM u) THEN pg_notify($3, $1::text) END",
         available = sql::state(JobState::Available),
         now = sql::NOW,
     )
@@ -44,18 +46,30 @@ impl PgQueues {
         let limit = self.engine.limits.dead_letters_per_queue as i64;
         let sql = || {
             format!(
-                "UPDATE {s}.chime_jobs SET state = {dropped}
+                "UPDATE {s}.chime_jobs j SET state = {dropped}
                  WHERE id IN (
                      SELECT id FROM {s}.chime_jobs
                      WHERE queue = $1 AND state = {dead}
                      ORDER BY {newest}
-                     OFFSET $2)",
+                     OFFSET $2)
+                 RETURNING {event}",
                 dropped = sql::state(JobState::Dropped),
                 dead = sql::state(JobState::Dead),
                 newest = sql::newest_first(""),
+                event = sql::event(
+                    "$3",
+                    &sql::state(JobState::Dropped),
+                    "j",
+                    "j.attempt",
+                    "'dead_letter_limit'",
+                    sql::NONE,
+                    sql::NONE,
+                ),
             )
         };
-        self.exec("trim_dead", sql, &[&queue, &limit], "bounding dead letters")
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&queue, &limit, &self.channel];
+        self.exec("trim_dead", sql, &params, "bounding dead letters")
             .await?;
         Ok(())
     }
@@ -72,16 +86,13 @@ impl PgQueues {
             self.check_dead_letter(queue, id).await?;
         }
         let s = &self.schema;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] =
-            [&queue, &job.map(|j| j.0 as i64)];
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&queue, &job.map(|j| j.0 as i64), &self.channel];
         let row = self
             .opt("redrive", || redrive_sql(s), &params, "redriving")
             .await?
             .expect("SELECT returns a row");
         let (count, keys_dropped): (i64, i64) = (row.get(0), row.get(1));
-        if count > 0 {
-            self.wake(queue);
-        }
         Ok(Redriven {
             count: count as u64,
             keys_dropped: keys_dropped as u64,

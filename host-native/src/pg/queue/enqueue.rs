@@ -5,8 +5,8 @@
 use super::{On, Params, PgQueues, QueueError, sql};
 use crate::backend::Enqueued;
 use crate::pg::PgError;
-use chime_core::{EnqueueRequest, Input, JobId, Timestamp};
-use std::collections::BTreeSet;
+use chime_core::{EnqueueRequest, Error as CoreError, Input, JobId, Timestamp, validate_input};
+use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{GenericClient, Row};
 
@@ -101,11 +101,12 @@ impl PgQueues {
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
         self.validate(&Input::Enqueue(req.clone()))?;
         self.ensure_queue(&req.queue).await?;
-        let done = self.insert_job(On::Own, req).await?;
-        if !done.deduplicated {
-            self.wake(&req.queue);
-        }
-        Ok(done)
+        let delayed = req.run_at.is_some() || req.delay_ms.is_some_and(|d| d > 0);
+        let carry = self.wake_carry(&req.queue, delayed);
+        let done = self.insert_job(On::Own, req, carry).await;
+        let added = matches!(&done, Ok(e) if !e.deduplicated);
+        self.wake_done(&req.queue, carry, added);
+        done
     }
 
     /// Enqueues inside the caller's transaction `tx` (the outbox pattern):
@@ -185,34 +186,65 @@ impl PgQueues {
             // again).
             self.create_queue(on, &req.queue).await?;
         }
-        let done = self.insert_job(on, req).await?;
+        let done = self.insert_job(on, req, false).await?;
         if !done.deduplicated {
-            let params: &Params<'_> = &[(&self.channel, Type::TEXT), (&req.queue, Type::TEXT)];
-            let notify = || sql::NOTIFY.to_owned();
-            self.rows(on, "notify", notify, params, "notifying in a transaction")
-                .await?;
+            // Says when the job is due, if later (a timer on every
+            // listener), as the handle's own enqueues do.
+            let id = done.job.0 as i64;
+            let params: &Params<'_> = &[(&self.channel, Type::TEXT), (&id, Type::INT8)];
+            let s = &self.schema;
+            let notify = || {
+                format!(
+                    "SELECT {} FROM {s}.chime_jobs j WHERE j.id = $2",
+                    sql::wake("$1", "j.queue", "j.run_at")
+                )
+            };
+            self.rows(
+                on,
+                "notify_job",
+                notify,
+                params,
+                "notifying in a transaction",
+            )
+            .await?;
         }
         Ok(done)
     }
 
-    /// Runs [`sql::insert_jobs`] for `jobs` on `on`.
+    /// Runs [`sql::insert_jobs`] for `jobs` on `on` (with `waking`,
+    /// [`sql::insert_jobs_waking`]: the queues' wake-ups in its
+    /// transaction).
     async fn insert_jobs(
         &self,
         on: On<'_>,
         jobs: &JobRows<'_>,
         context: &'static str,
+        waking: bool,
     ) -> Result<Vec<(Option<i64>, Option<i64>)>, QueueError> {
         let s = &self.schema;
-        let params: &Params<'_> = &jobs.typed();
-        let rows = self
-            .rows(on, "insert_jobs", || sql::insert_jobs(s), params, context)
-            .await?;
+        let typed = jobs.typed();
+        let rows = if waking {
+            let mut params = typed.to_vec();
+            params.push((&self.channel, Type::TEXT));
+            let sql = || sql::insert_jobs_waking(s);
+            self.rows(on, "insert_jobs_waking", sql, &params, context)
+                .await?
+        } else {
+            let sql = || sql::insert_jobs(s);
+            self.rows(on, "insert_jobs", sql, &typed, context).await?
+        };
         Ok(inserted(&rows))
     }
 
     /// Inserts the job of `req` (checked; its queue exists on `on`), or
-    /// finds the one its key names. Sends no wake-up.
-    async fn insert_job(&self, on: On<'_>, req: &EnqueueRequest) -> Result<Enqueued, QueueError> {
+    /// finds the one its key names; with `waking`, wakes its queue in the
+    /// same transaction.
+    async fn insert_job(
+        &self,
+        on: On<'_>,
+        req: &EnqueueRequest,
+        waking: bool,
+    ) -> Result<Enqueued, QueueError> {
         let mut jobs = JobRows::default();
         jobs.request(req);
         // The key row decides: inserted (or taken over from an expired
@@ -221,7 +253,7 @@ impl PgQueues {
         // concurrent enqueue of the same key that committed after this
         // statement's snapshot shows as neither: ask again.
         for _ in 0..3 {
-            let rows = self.insert_jobs(on, &jobs, "enqueueing").await?;
+            let rows = self.insert_jobs(on, &jobs, "enqueueing", waking).await?;
             let enqueued = |id: i64, deduplicated| Enqueued {
                 job: JobId(id as u64),
                 deduplicated,
@@ -236,46 +268,95 @@ impl PgQueues {
         Err(PgError::Contended(format!("enqueue with key {key:?}")).into())
     }
 
-    /// Adds many jobs in one statement (one commit) — a bulk producer's
-    /// path. Every request is checked first; one bad request refuses the
-    /// whole batch and adds nothing. Requests with a key go through
-    /// [`enqueue`](Self::enqueue) one by one (each key is its own
-    /// decision). Results are in request order.
-    pub async fn enqueue_many(&self, reqs: &[EnqueueRequest]) -> Result<Vec<Enqueued>, QueueError> {
-        for req in reqs {
-            self.validate(&Input::Enqueue(req.clone()))?;
-        }
-        let plain: Vec<&EnqueueRequest> = reqs.iter().filter(|r| r.key.is_none()).collect();
-        let mut ids = Vec::new().into_iter();
-        if !plain.is_empty() {
-            let queues: BTreeSet<&str> = plain.iter().map(|r| r.queue.as_str()).collect();
-            for q in &queues {
-                self.ensure_queue(q).await?;
-            }
-            let mut jobs = JobRows::default();
-            for req in &plain {
-                jobs.request(req);
-            }
-            ids = self
-                .insert_jobs(On::Own, &jobs, "enqueueing a batch")
-                .await?
-                .into_iter();
-            for q in queues {
-                self.wake(q);
+    /// Adds many jobs in one statement (one transaction, one commit) — a
+    /// bulk producer's path — all or none, as the engine's batch: every
+    /// request is checked first, and the first bad one refuses the batch
+    /// with its index, adding nothing. Each key is decided as by
+    /// [`enqueue`](Self::enqueue) (a request whose key an earlier one of
+    /// the batch holds gets that job, `deduplicated`). Results are in
+    /// request order. The wake-ups of the batch's queues are in its
+    /// transaction.
+    ///
+    /// One case is not in that transaction: a key enqueued concurrently
+    /// by another transaction that commits while the batch's statement
+    /// runs shows as neither taken nor free to the statement's snapshot;
+    /// that request alone is asked again (and finds the other job).
+    pub async fn enqueue_batch(
+        &self,
+        reqs: &[EnqueueRequest],
+    ) -> Result<Result<Vec<Enqueued>, (usize, CoreError)>, QueueError> {
+        for (i, req) in reqs.iter().enumerate() {
+            let input = Input::Enqueue(req.clone());
+            if let Err(e) = validate_input(&input, &self.engine, Timestamp::MIN) {
+                return Ok(Err((i, e)));
             }
         }
-        let mut out = Vec::with_capacity(reqs.len());
-        for req in reqs {
-            if req.key.is_some() {
-                out.push(self.enqueue(req).await?);
-                continue;
+        if reqs.is_empty() {
+            return Ok(Ok(Vec::new()));
+        }
+        let queues: BTreeSet<&str> = reqs.iter().map(|r| r.queue.as_str()).collect();
+        for q in &queues {
+            self.ensure_queue(q).await?;
+        }
+        // The first request of each key goes to the statement; a later
+        // one with the same key names it.
+        let mut first: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        let mut earlier = vec![None; reqs.len()];
+        let mut jobs = JobRows::default();
+        let mut sent = Vec::with_capacity(reqs.len());
+        for (i, req) in reqs.iter().enumerate() {
+            if let Some(key) = req.key.as_deref() {
+                if let Some(&j) = first.get(&(req.queue.as_str(), key)) {
+                    earlier[i] = Some(j);
+                    continue;
+                }
+                first.insert((req.queue.as_str(), key), i);
             }
-            let (id, _) = ids.next().expect("a row per job");
-            out.push(Enqueued {
-                job: JobId(id.expect("a job without a key is inserted") as u64),
-                deduplicated: false,
+            jobs.request(req);
+            sent.push(i);
+        }
+        for q in &queues {
+            self.wake_carry(q, true);
+        }
+        let rows = self
+            .insert_jobs(On::Own, &jobs, "enqueueing a batch", true)
+            .await;
+        for q in &queues {
+            self.wake_done(q, true, false);
+        }
+        let mut out: Vec<Option<Enqueued>> = vec![None; reqs.len()];
+        for (&i, row) in sent.iter().zip(rows?) {
+            let enqueued = |id: i64, deduplicated| Enqueued {
+                job: JobId(id as u64),
+                deduplicated,
+            };
+            out[i] = Some(match row {
+                (Some(id), _) => enqueued(id, false),
+                (None, Some(id)) => enqueued(id, true),
+                (None, None) => self.enqueue(&reqs[i]).await?,
             });
         }
-        Ok(out)
+        for (i, j) in earlier.iter().enumerate() {
+            if let Some(j) = *j {
+                let job = out[j].expect("an earlier request has its result").job;
+                out[i] = Some(Enqueued {
+                    job,
+                    deduplicated: true,
+                });
+            }
+        }
+        Ok(Ok(out
+            .into_iter()
+            .map(|e| e.expect("a result per request"))
+            .collect()))
+    }
+
+    /// [`enqueue_batch`](Self::enqueue_batch) with a refusal as an error
+    /// (without the index).
+    pub async fn enqueue_many(&self, reqs: &[EnqueueRequest]) -> Result<Vec<Enqueued>, QueueError> {
+        match self.enqueue_batch(reqs).await? {
+            Ok(done) => Ok(done),
+            Err((_, e)) => Err(e.into()),
+        }
     }
 }

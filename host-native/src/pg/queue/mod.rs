@@ -32,10 +32,16 @@
 //!   is live, or finished less than the queue's `dedupWindowMs` ago,
 //!   returns the existing job. One `INSERT … ON CONFLICT` decides, so two
 //!   replicas enqueueing the same key at once make one job.
-//! - **Wake-ups**: after an enqueue (or a retry due at once) commits, a
-//!   `NOTIFY` on [`PgQueues::channel`] with the queue name as payload,
-//!   debounced per queue ([`PgQueues::with_wake_every`]), so idle workers
-//!   can `LISTEN` instead of polling (a poll stays the fallback).
+//! - **Wake-ups and events** (`pg::notify`): the statements that make a
+//!   job claimable (enqueue, a retry, a redrive, a rescue) `NOTIFY`
+//!   [`PgQueues::channel`] inside their own transaction — the queue's
+//!   name, or when the job is due later `{"w": queue, "in": ms}` — so
+//!   idle workers of every replica wake at the commit (and at the due
+//!   time) instead of polling; the enqueues of a burst share one
+//!   (`wake.rs`). The statements that settle a job notify its outcome on
+//!   the same channel (`{"e": "completed", …}`: ids, attempt, duration,
+//!   never a payload), which every replica's listener turns into its
+//!   `/v1/events`.
 //!
 //! - **Transactional enqueue** ([`PgQueues::enqueue_in`]): the same
 //!   statements run in the caller's own transaction, so a job exists if
@@ -85,21 +91,24 @@ mod declare;
 mod enqueue;
 mod maintain;
 mod port;
+mod search;
 mod settle;
 pub(crate) mod sql;
+mod wake;
 
 pub(crate) use declare::QueueRows;
 pub(crate) use enqueue::JobRows;
 
 use super::connection::{PgConfig, PgError, check_schema, connect};
 use super::migrate::migrate;
+use super::notify::PgListener;
 use chime_core::{
     EngineConfig, Error as CoreError, FireId, Headers, Input, JobId, JobInfo, JobState, Payload,
     QueueConfig, Timestamp, validate_input,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Row, Statement};
 
@@ -125,35 +134,18 @@ pub struct PgQueues {
     engine: EngineConfig,
     /// Names of queues known to exist (see [`PgQueues::ensure_queue`]).
     queues: Mutex<BTreeSet<String>>,
-    /// Per queue: whether a wake-up is on its way, and when the last one
-    /// was sent (see [`PgQueues::wake`]).
-    wakes: Arc<Mutex<BTreeMap<String, Wake>>>,
+    /// Per queue: the wake-ups in flight and owed (`wake.rs`).
+    wakes: wake::Wakes,
     /// Prepared statements by call site: each is parsed and planned once
     /// per connection instead of on every call (which also saves a round
     /// trip per call).
     statements: Mutex<BTreeMap<&'static str, Statement>>,
     /// See [`PgQueues::with_wake_every`].
     wake_every: Duration,
+    /// The replica's notification listener, for
+    /// [`availability`](PgQueues::availability).
+    listener: Option<Arc<PgListener>>,
 }
-
-#[derive(Default)]
-struct Wake {
-    scheduled: bool,
-    last: Option<Instant>,
-}
-
-/// By default, at most one `NOTIFY` per queue per this interval from one
-/// handle ([`PgQueues::with_wake_every`]).
-///
-/// Why not a `NOTIFY` in every enqueue's transaction: PostgreSQL serializes
-/// the commits of notifying transactions (a database-wide lock held
-/// through the commit's WAL flush), which turned every enqueue into a
-/// serialized fsync — about 1,000 jobs/s on this machine whatever the
-/// number of producers. Debounced and sent after the insert has
-/// committed, a wake-up still follows every enqueue (the first at once,
-/// later ones at the end of the interval), and workers that wake claim
-/// until the queue is empty.
-const WAKE_EVERY: Duration = Duration::from_millis(10);
 
 impl std::fmt::Debug for PgQueues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -215,20 +207,39 @@ impl PgQueues {
             channel: super::connection::wake_channel(&config.schema),
             engine,
             queues: Mutex::new(BTreeSet::new()),
-            wakes: Arc::default(),
+            wakes: wake::Wakes::default(),
             statements: Mutex::new(BTreeMap::new()),
-            wake_every: WAKE_EVERY,
+            wake_every: Duration::ZERO,
+            listener: None,
         })
     }
 
-    /// Sends at most one wake-up per queue per `every` (default 10 ms):
-    /// longer saves notifications when producers are many, shorter wakes
-    /// idle workers sooner after the first job of a burst (that one is
-    /// always announced at once).
+    /// Sends at most one wake-up per queue per `every` from this handle
+    /// (default: no interval, only one in flight at a time; see
+    /// `wake.rs`): longer saves notifications when producers are many,
+    /// and makes later jobs of a burst wait up to `every` for theirs (a
+    /// delayed job, and the first of a burst, are always announced by
+    /// their own commit).
     #[must_use]
     pub fn with_wake_every(mut self, every: Duration) -> PgQueues {
         self.wake_every = every;
         self
+    }
+
+    /// Uses the replica's notification `listener` for
+    /// [`availability`](Self::availability) (the HTTP long-poll's wait).
+    #[must_use]
+    pub fn with_listener(mut self, listener: Arc<PgListener>) -> PgQueues {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// A receiver that changes whenever `queue` gets claimable work after
+    /// this call — an enqueue, a retry or a delay come due, a redrive, a
+    /// rescued lease, committed by any replica — or `None` without a
+    /// listener ([`with_listener`](Self::with_listener)).
+    pub fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.listener.as_ref().map(|l| l.availability(queue))
     }
 
     /// The `LISTEN` channel of this schema's wake-ups; each notification's
@@ -241,39 +252,6 @@ impl PgQueues {
     /// away): every call fails from then on, and a new `PgQueues` is needed.
     pub fn is_closed(&self) -> bool {
         self.client.is_closed()
-    }
-
-    /// Sends a wake-up for `queue` after a job became runnable (its insert
-    /// or update has committed): at once if none was sent in the last
-    /// wake-up interval, else one at the end of that interval for all the
-    /// jobs in between. Best effort: a lost notification costs a worker's
-    /// poll interval, never a job.
-    fn wake(&self, queue: &str) {
-        let delay = {
-            let mut wakes = self.wakes.lock().expect("wake lock");
-            let w = wakes.entry(queue.to_owned()).or_default();
-            if w.scheduled {
-                return;
-            }
-            w.scheduled = true;
-            w.last.map_or(Duration::ZERO, |l| {
-                self.wake_every.saturating_sub(l.elapsed())
-            })
-        };
-        let (client, wakes) = (self.client.clone(), self.wakes.clone());
-        let (channel, queue) = (self.channel.clone(), queue.to_owned());
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            // Cleared before sending: a job committed after this point
-            // schedules a wake-up of its own.
-            if let Some(w) = wakes.lock().expect("wake lock").get_mut(&queue) {
-                w.scheduled = false;
-                w.last = Some(Instant::now());
-            }
-            if let Err(e) = client.execute(sql::NOTIFY, &[&channel, &queue]).await {
-                tracing::debug!(error = %e, queue, "wake-up not sent");
-            }
-        });
     }
 
     /// The prepared statement of call site `key` (`sql` builds its text the
@@ -366,14 +344,10 @@ impl PgQueues {
                 "job",
                 || {
                     format!(
-                        "SELECT j.id, j.queue, j.state, j.payload, j.headers, j.priority, j.key,
-                                j.fire, j.attempt, j.max_attempts, {run_at}, {lease}, j.worker,
-                                j.last_error, {finished}, j.run_at > now(), q.config
+                        "SELECT {columns}
                          FROM {s}.chime_jobs j JOIN {s}.chime_queues q ON q.name = j.queue
                          WHERE j.id = $1",
-                        run_at = sql::ms("j.run_at"),
-                        lease = sql::ms("j.lease_until"),
-                        finished = sql::ms("j.finished_at"),
+                        columns = job_columns(),
                     )
                 },
                 &[&(job.0 as i64)],
@@ -398,7 +372,19 @@ impl PgQueues {
     }
 }
 
-/// A row of [`PgQueues::job`]'s statement as core's [`JobInfo`].
+/// What [`job_info`] reads, of `chime_jobs j` joined with its queue `q`.
+fn job_columns() -> String {
+    format!(
+        "j.id, j.queue, j.state, j.payload, j.headers, j.priority, j.key,
+         j.fire, j.attempt, j.max_attempts, {run_at}, {lease}, j.worker,
+         j.last_error, {finished}, j.run_at > now(), q.config",
+        run_at = sql::ms("j.run_at"),
+        lease = sql::ms("j.lease_until"),
+        finished = sql::ms("j.finished_at"),
+    )
+}
+
+/// A row of [`job_columns`] as core's [`JobInfo`].
 fn job_info(row: &Row) -> Result<JobInfo, QueueError> {
     let stored = |what: &str, e: &dyn std::fmt::Display| PgError::Stored(format!("{what}: {e}"));
     let queue: String = row.get(1);

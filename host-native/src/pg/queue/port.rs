@@ -3,7 +3,10 @@
 
 use super::{PgQueues, QueueError};
 use crate::backend::{Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven};
-use chime_core::{Claimed, EnqueueRequest, JobId, JobInfo, LeaseToken, QueueConfig, Timestamp};
+use chime_core::{
+    Claimed, EnqueueRequest, Error as CoreError, JobId, JobInfo, JobPage, JobQuery, LeaseToken,
+    QueueConfig, Timestamp,
+};
 
 impl From<QueueError> for PortError {
     fn from(e: QueueError) -> PortError {
@@ -81,6 +84,24 @@ impl QueueBackend for PgQueues {
 
     fn job(&self, job: JobId) -> PortFuture<'_, Option<JobInfo>> {
         port(PgQueues::job(self, job))
+    }
+
+    /// One statement, one commit: all or none ([`PgQueues::enqueue_batch`]).
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, CoreError)>> {
+        port(PgQueues::enqueue_batch(self, requests))
+    }
+
+    fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
+        port(PgQueues::search(self, query))
+    }
+
+    /// From the replica's listener, if it was given one
+    /// ([`PgQueues::with_listener`]).
+    fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        PgQueues::availability(self, queue)
     }
 
     /// Rescues up to `limits.firesPerAdvance` expired leases (the engine's

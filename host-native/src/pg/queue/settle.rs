@@ -5,8 +5,8 @@
 use super::{PgQueues, QueueError, db, sql, stored_config, ts};
 use crate::backend::Failed;
 use chime_core::{
-    AfterFailure, Error as CoreError, Input, JobId, JobState, LeaseToken, QueueConfig, Timestamp,
-    after_failure, truncate_text,
+    AfterFailure, CancelReason, Error as CoreError, Input, JobId, JobState, LeaseToken,
+    QueueConfig, Timestamp, after_failure, truncate_text,
 };
 use tokio_postgres::types::ToSql;
 
@@ -30,11 +30,46 @@ impl Lease {
         }
     }
 
+    /// The events of an attempt that ends (`kind` with `reason` and
+    /// `run_at`, SQL expressions) on job row `j`, notified on channel
+    /// parameter `chan`, as the engine orders them: a rescue's
+    /// `lease_expired` first, which takes the time since the claim (the
+    /// driver forgets the claim at the first outcome).
+    fn events(self, chan: &str, kind: &str, reason: &str, run_at: &str) -> String {
+        let since = sql::since_claim("j");
+        let outcome =
+            |duration: &str| sql::event(chan, kind, "j", "j.attempt", reason, run_at, duration);
+        match self {
+            Lease::Live => outcome(&since),
+            Lease::Expired => format!(
+                "{}, {}",
+                sql::event(
+                    chan,
+                    "'lease_expired'",
+                    "j",
+                    "j.attempt",
+                    sql::NONE,
+                    sql::NONE,
+                    &since
+                ),
+                outcome(sql::NONE)
+            ),
+        }
+    }
+
     fn sql(self) -> &'static str {
         match self {
             Lease::Live => "lease_until > now()",
             Lease::Expired => "lease_until <= now()",
         }
+    }
+}
+
+/// The reason of a cancel through the port, as the engine's event names it.
+fn cancel_reason() -> String {
+    match serde_json::to_value(CancelReason::Requested) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => unreachable!("a cancel reason serializes as a string: {other:?}"),
     }
 }
 
@@ -128,18 +163,28 @@ impl PgQueues {
                      FROM done
                      WHERE c.id = done.id AND c.token = done.token AND c.state = {claimed}
                        AND c.lease_until > now()
-                     RETURNING c.id, done.token, c.queue, c.key),
+                     RETURNING c.id, done.token, c.queue, c.key, c.attempt, c.fire,
+                               c.claimed_at),
                  {k}
-                 SELECT j.id, j.token, (SELECT count(*) FROM k) FROM j",
+                 SELECT j.id, j.token, (SELECT count(*) FROM k), {event} FROM j",
                 completed = sql::state(JobState::Completed),
                 claimed = sql::state(JobState::Claimed),
                 k = sql::expire_keys(s),
+                event = sql::event(
+                    "$3",
+                    &sql::state(JobState::Completed),
+                    "j",
+                    "j.attempt",
+                    sql::NONE,
+                    sql::NONE,
+                    &sql::since_claim("j"),
+                ),
             )
         };
         let st = self.stmt("complete_many", sql).await?;
         let rows = self
             .client
-            .query(&st, &[&ids, &tokens])
+            .query(&st, &[&ids, &tokens, &self.channel])
             .await
             .map_err(db("completing jobs"))?;
         // By job and token: the same job may come twice, once with a stale
@@ -175,15 +220,28 @@ impl PgQueues {
                      SET state = $3, finished_at = now(), token = NULL, worker = NULL,
                          lease_until = NULL, last_error = COALESCE($4, last_error)
                      WHERE {fenced}
-                     RETURNING id, queue, key),
-                 {k}
-                 SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM k)",
+                     RETURNING id, queue, key, attempt, fire, claimed_at),
+                 {k},
+                 ev AS MATERIALIZED (SELECT {events} FROM j)
+                 SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM k),
+                        (SELECT count(*) FROM ev)",
                 fenced = fenced(lease),
                 k = sql::expire_keys(s),
+                events = lease.events(
+                    "$5",
+                    "$3::text",
+                    "CASE WHEN $3::text = 'completed' THEN NULL ELSE 'exhausted' END",
+                    sql::NONE,
+                ),
             )
         };
-        let params: [&(dyn ToSql + Sync); 4] =
-            [&(job.0 as i64), &(token.0 as i64), &state.as_str(), &error];
+        let params: [&(dyn ToSql + Sync); 5] = [
+            &(job.0 as i64),
+            &(token.0 as i64),
+            &state.as_str(),
+            &error,
+            &self.channel,
+        ];
         let row = self
             .opt(lease.key("finish"), sql, &params, "finishing a job")
             .await?
@@ -291,21 +349,24 @@ impl PgQueues {
                      SET state = {available}, token = NULL, worker = NULL,
                          lease_until = NULL, last_error = $3, run_at = {run_at}
                      WHERE {fenced}
-                     RETURNING queue, run_at)
-                 SELECT {run_at_ms}, {run_at_ms} - {now} FROM j",
+                     RETURNING id, queue, run_at, attempt, fire, claimed_at)
+                 SELECT {run_at_ms}, {run_at_ms} - {now}, {wake}, {events} FROM j",
                 available = sql::state(JobState::Available),
                 run_at = sql::run_at("$4::bigint", "$5::bigint"),
                 fenced = fenced(lease),
                 run_at_ms = sql::ms("j.run_at"),
                 now = sql::ms("now()"),
+                wake = sql::wake("$6", "j.queue", "j.run_at"),
+                events = lease.events("$6", "'retried'", "$3::text", &sql::ms("j.run_at")),
             )
         };
-        let params: [&(dyn ToSql + Sync); 5] = [
+        let params: [&(dyn ToSql + Sync); 6] = [
             &(a.job.0 as i64),
             &(a.token.0 as i64),
             &error,
             &retry_at,
             &delay_ms,
+            &self.channel,
         ];
         let Some(row) = self
             .opt(lease.key("retry"), sql, &params, "retrying a job")
@@ -314,9 +375,6 @@ impl PgQueues {
             return Ok(None);
         };
         let delay_ms: i64 = row.get(1);
-        if delay_ms == 0 {
-            self.wake(&a.queue);
-        }
         Ok(Some(Failed::Retry {
             run_at: ts(row.get(0))?,
             delay_ms,
@@ -375,17 +433,35 @@ impl PgQueues {
                          worker = NULL, lease_until = NULL
                      FROM prev
                      WHERE c.id = prev.id AND prev.state IN {live}
-                     RETURNING c.id, c.queue, c.key),
-                 {k}
+                     RETURNING c.id, c.queue, c.key, c.attempt, c.fire, c.claimed_at,
+                               prev.state AS was),
+                 {k},
+                 ev AS MATERIALIZED (SELECT {event} FROM j)
                  SELECT (SELECT state FROM prev), (SELECT count(*) FROM j),
-                        (SELECT count(*) FROM k)",
+                        (SELECT count(*) FROM k), (SELECT count(*) FROM ev)",
                 cancelled = sql::state(JobState::Cancelled),
                 live = sql::states(|s| !s.is_terminal()),
                 k = sql::expire_keys(s),
+                // The time since the claim only if it was running, as the
+                // driver (which forgets a claim at its attempt's end).
+                event = sql::event(
+                    "$2",
+                    &sql::state(JobState::Cancelled),
+                    "j",
+                    "j.attempt",
+                    &format!("'{}'", cancel_reason()),
+                    sql::NONE,
+                    &format!(
+                        "CASE WHEN j.was = {claimed} THEN {since} END",
+                        claimed = sql::state(JobState::Claimed),
+                        since = sql::since_claim("j"),
+                    ),
+                ),
             )
         };
+        let params: [&(dyn ToSql + Sync); 2] = [&(job.0 as i64), &self.channel];
         let row = self
-            .opt("cancel", sql, &[&(job.0 as i64)], "cancelling a job")
+            .opt("cancel", sql, &params, "cancelling a job")
             .await?
             .expect("SELECT returns a row");
         let state: Option<String> = row.get(0);

@@ -35,6 +35,59 @@ pub(crate) const NOW: &str = "date_trunc('milliseconds', now())";
 /// A wake-up: `$1` the channel, `$2` the queue.
 pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, $2)";
 
+/// How many characters of a failure text a job event carries: a
+/// notification's payload is at most 8000 bytes, and 1000 characters stay
+/// under it even escaped, whatever the queue and fire names (≤ 128
+/// characters each).
+pub(crate) const EVENT_TEXT_CHARS: i32 = 1_000;
+
+/// A wake-up for queue expression `queue` whose earliest new job is due at
+/// `run_at` (a timestamptz expression): the bare queue name when it is due
+/// now, else `{"w": queue, "in": ms}` (due in `ms` from now, counted on
+/// the listener's clock from the delivery — see `pg::notify`). `$chan` is
+/// the parameter holding the channel.
+pub(crate) fn wake(chan: &str, queue: &str, run_at: &str) -> String {
+    format!(
+        "pg_notify({chan}, CASE WHEN {run_at} <= now() THEN {queue}
+             ELSE json_build_object('w', {queue}, 'in', {due} - {now})::text END)",
+        due = ms(run_at),
+        now = ms("now()"),
+    )
+}
+
+/// A job event (see `pg::notify`) about the job row `j` (columns `id`,
+/// `queue`, `fire`), of kind `kind` (an SQL text expression: core's name
+/// of the outcome), for attempt `attempt`, with failure text or reason
+/// `reason` (cut to [`EVENT_TEXT_CHARS`]), `run_at` (a retry's, epoch ms)
+/// and `duration` (ms since the claim: [`since_claim`], or NULL). Never a
+/// payload: job events are bounded, whatever the job.
+pub(crate) fn event(
+    chan: &str,
+    kind: &str,
+    j: &str,
+    attempt: &str,
+    reason: &str,
+    run_at: &str,
+    duration: &str,
+) -> String {
+    format!(
+        "pg_notify({chan}, json_build_object(
+             'e', {kind}, 'q', {j}.queue, 'j', {j}.id, 'a', {attempt}, 'd', {duration},
+             'at', {now}, 'f', {j}.fire, 'r', left({reason}, {EVENT_TEXT_CHARS}),
+             'ra', {run_at})::text)",
+        now = ms("now()"),
+    )
+}
+
+/// Milliseconds from the claim of job row `j` (column `claimed_at`) to
+/// now: an event's duration.
+pub(crate) fn since_claim(j: &str) -> String {
+    format!("{} - {}", ms("now()"), ms(&format!("{j}.claimed_at")))
+}
+
+/// No value of an event field.
+pub(crate) const NONE: &str = "NULL";
+
 /// `state` as an SQL literal: core's name for it.
 pub(crate) fn state(state: JobState) -> String {
     format!("'{}'", state.as_str())
@@ -185,6 +238,23 @@ pub(crate) fn insert_jobs(s: &str) -> String {
          ORDER BY t.ord",
         available = state(JobState::Available),
         run_at = run_at("t.run_at", "t.delay"),
+    )
+}
+
+/// [`insert_jobs`] that also wakes the queues it added jobs to, inside
+/// its transaction (delivered at commit): one notification per queue,
+/// `$11` the channel ([`wake`]: a delayed batch says when it is due).
+pub(crate) fn insert_jobs_waking(s: &str) -> String {
+    let plain = insert_jobs(s);
+    let (ctes, select) = plain
+        .rsplit_once("SELECT j.id, e.job")
+        .expect("insert_jobs ends with its SELECT");
+    let ctes = ctes.replace("RETURNING id)", "RETURNING id, queue, run_at)");
+    format!(
+        "{ctes}n AS (SELECT {wake} FROM j GROUP BY j.queue)
+         SELECT j.id, e.job, (SELECT count(*) FROM n){select}",
+        ctes = ctes.trim_end().trim_end_matches(',').to_owned() + ",\n         ",
+        wake = wake("$11", "j.queue", "min(j.run_at)"),
     )
 }
 
