@@ -146,6 +146,9 @@ pub fn run_replica(
     rt.block_on(async {
         let mut sig = Signals::new()?;
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        // One LISTEN connection: the pools' wake-ups, long-poll claims and
+        // every replica's job events for `/v1/events`.
+        cfg.listener = Some(crate::pg::PgListener::start(&cfg.pg, cfg.events.clone())?);
         let control = Arc::new(PgControl::for_replica(&cfg));
         let server = match http {
             None => None,
@@ -209,7 +212,11 @@ pub fn run_replica(
 /// connection, the inbox, and the reads from the database, whose event
 /// stream is the one the replica's leader terms send into.
 fn replica_ports(cfg: &ReplicaConfig, control: Arc<PgControl>) -> Ports {
-    let queues = Arc::new(PgApiQueues::new(cfg.pg.clone(), cfg.driver.engine.clone()));
+    let mut queues = PgApiQueues::new(cfg.pg.clone(), cfg.driver.engine.clone());
+    if let Some(l) = &cfg.listener {
+        queues = queues.with_listener(l.clone());
+    }
+    let queues = Arc::new(queues);
     let reads = PgReads::new(
         cfg,
         PgReadOptions::default(),

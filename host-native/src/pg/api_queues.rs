@@ -4,11 +4,12 @@
 //! sessions. Every verb is `PgQueues`'s own, forwarded.
 
 use super::connection::PgConfig;
-use super::queue::{PgQueues, QueueError};
+use super::notify::PgListener;
+use super::queue::PgQueues;
 use crate::backend::{Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven};
 use chime_core::{
-    Claimed, EngineConfig, EnqueueRequest, Error, Input, JobId, JobInfo, JobPage, JobQuery,
-    LeaseToken, QueueConfig, Timestamp, validate_input,
+    Claimed, EngineConfig, EnqueueRequest, Error, JobId, JobInfo, JobPage, JobQuery, LeaseToken,
+    QueueConfig, Timestamp,
 };
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 pub struct PgApiQueues {
     pg: PgConfig,
     engine: EngineConfig,
+    listener: Option<Arc<PgListener>>,
     current: tokio::sync::Mutex<Option<Arc<PgQueues>>>,
 }
 
@@ -34,8 +36,16 @@ impl PgApiQueues {
         PgApiQueues {
             pg,
             engine,
+            listener: None,
             current: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// Long-poll claims wake on `listener`'s notifications (any
+    /// replica's enqueue, retry, redrive) instead of re-polling.
+    pub fn with_listener(mut self, listener: Arc<PgListener>) -> PgApiQueues {
+        self.listener = Some(listener);
+        self
     }
 
     /// The open queues, connected (and the schema migrated) if needed.
@@ -49,7 +59,10 @@ impl PgApiQueues {
         let q = PgQueues::connect(&self.pg, self.engine.clone())
             .await
             .map_err(|e| PortError::Unavailable(Box::new(e)))?;
-        let q = Arc::new(q);
+        let q = Arc::new(match &self.listener {
+            Some(l) => q.with_listener(l.clone()),
+            None => q,
+        });
         *slot = Some(q.clone());
         Ok(q)
     }
@@ -125,29 +138,16 @@ impl QueueBackend for PgApiQueues {
         Box::pin(async move { QueueBackend::job(&*self.queues().await?, job).await })
     }
 
-    /// All or none, as the driver's batch: every request is checked with
-    /// core's `validate_input` first (as `PgQueues` checks each), so a
-    /// refused one is named by its index and nothing is added; then
-    /// [`PgQueues::enqueue_many`] inserts them in one statement. (The
-    /// port's default, one enqueue after another, would keep the jobs
-    /// before a refused one.)
+    /// All or none: `PgQueues`'s batch, one transaction.
     fn enqueue_batch<'a>(
         &'a self,
         requests: &'a [EnqueueRequest],
     ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, Error)>> {
-        Box::pin(async move {
-            for (i, r) in requests.iter().enumerate() {
-                let input = Input::Enqueue(r.clone());
-                if let Err(e) = validate_input(&input, &self.engine, Timestamp::MIN) {
-                    return Ok(Err((i, e)));
-                }
-            }
-            match self.queues().await?.enqueue_many(requests).await {
-                Ok(done) => Ok(Ok(done)),
-                Err(QueueError::Refused(e)) => Ok(Err((0, e))),
-                Err(e) => Err(e.into()),
-            }
-        })
+        Box::pin(async move { QueueBackend::enqueue_batch(&*self.queues().await?, requests).await })
+    }
+
+    fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.listener.as_ref().map(|l| l.availability(queue))
     }
 
     fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {

@@ -23,7 +23,7 @@ use super::queue::{PgQueues, QueueError};
 use super::reconnect::{Backoff, retryable};
 use super::status::ReplicaStatus;
 use super::store::PgStore;
-use super::workers::{PgSource, PoolWakes, forward_wakes};
+use super::workers::{PgSource, PoolWakes, forward_from, forward_wakes};
 use crate::driver::{Clock, Driver, DriverConfig, EVENT_BUFFER, Handle, StreamEvent};
 use crate::runtime::apply;
 use crate::{RunError, Setup, worker};
@@ -70,6 +70,10 @@ pub struct ReplicaConfig {
     /// give the same sender to the replica's read port. Bounded: a slow
     /// receiver loses the oldest (`Lagged`), the driver never waits.
     pub events: broadcast::Sender<Arc<StreamEvent>>,
+    /// The replica's one LISTEN connection (wake-ups and every replica's
+    /// job events, into `events`), shared with its API queue port; `None`:
+    /// the pools start a listener of their own.
+    pub listener: Option<Arc<super::PgListener>>,
 }
 
 impl ReplicaConfig {
@@ -91,6 +95,7 @@ impl ReplicaConfig {
             status: Arc::default(),
             inbox_retention: super::InboxOptions::default().retention,
             events: broadcast::channel(EVENT_BUFFER).0,
+            listener: None,
         }
     }
 }
@@ -222,7 +227,10 @@ async fn session(
             halted.clone(),
         ));
     }
-    tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone()));
+    match &cfg.listener {
+        Some(l) => tasks.spawn(forward_from(l.clone(), wakes, halted.clone())),
+        None => tasks.spawn(forward_wakes(cfg.pg.clone(), wakes, halted.clone())),
+    };
     tasks.spawn(maintain(queues.clone(), cfg.maintain_every, halted.clone()));
     let bidding = bid(cfg, setup, queues.clone(), lease, clock, halted);
     tokio::pin!(bidding);

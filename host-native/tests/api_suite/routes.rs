@@ -6,7 +6,7 @@
 //! trigger, backfill; queues, inspect, metrics, health; the event
 //! stream; JSON 404 and 405. Engine refusals carry core's code and field.
 
-use super::deploy::{ADMIN, Deployment, Mode, Store};
+use super::deploy::{ADMIN, Deployment, Store};
 use serde_json::json;
 use std::time::Duration;
 
@@ -112,43 +112,29 @@ pub async fn run(store: Store) {
     assert_eq!((status, err["error"].as_str()), (404, Some("unknown_job")));
 
     // List: by state, by key, and in pages of one with the cursor.
-    match d.mode {
-        Mode::Embedded => {
-            let (_, page) = api("GET", "/v1/queues/q/jobs?state=scheduled".into(), None).await;
-            assert_eq!(page["jobs"].as_array().unwrap().len(), 1, "{page}");
-            assert_eq!(page["jobs"][0]["id"], ids[1]);
-            let (_, page) = api("GET", "/v1/queues/q/jobs?key=k1".into(), None).await;
-            assert_eq!(page["jobs"][0]["id"], id);
-            let mut seen = Vec::new();
-            let mut path = "/v1/queues/q/jobs?limit=1".to_owned();
-            loop {
-                let (status, page) = api("GET", path.clone(), None).await;
-                assert_eq!(status, 200, "{page}");
-                seen.extend(
-                    page["jobs"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|j| j["id"].as_u64().unwrap()),
-                );
-                match page["next"].as_u64() {
-                    Some(after) => path = format!("/v1/queues/q/jobs?limit=1&after={after}"),
-                    None => break,
-                }
-            }
-            assert_eq!(seen, [id, ids[0], ids[1]]);
-        }
-        // The job tables have no search yet (PgQueues does not implement
-        // the port's `search`): a typed 501, not a wrong answer.
-        Mode::Postgres => {
-            let (status, err) = api("GET", "/v1/queues/q/jobs".into(), None).await;
-            assert_eq!(
-                (status, err["error"].as_str()),
-                (501, Some("unsupported")),
-                "{err}"
-            );
+    let (_, page) = api("GET", "/v1/queues/q/jobs?state=scheduled".into(), None).await;
+    assert_eq!(page["jobs"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["jobs"][0]["id"], ids[1]);
+    let (_, page) = api("GET", "/v1/queues/q/jobs?key=k1".into(), None).await;
+    assert_eq!(page["jobs"][0]["id"], id);
+    let mut seen = Vec::new();
+    let mut path = "/v1/queues/q/jobs?limit=1".to_owned();
+    loop {
+        let (status, page) = api("GET", path.clone(), None).await;
+        assert_eq!(status, 200, "{page}");
+        seen.extend(
+            page["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["id"].as_u64().unwrap()),
+        );
+        match page["next"].as_u64() {
+            Some(after) => path = format!("/v1/queues/q/jobs?limit=1&after={after}"),
+            None => break,
         }
     }
+    assert_eq!(seen, [id, ids[0], ids[1]]);
     let (status, err) = api("GET", "/v1/queues/q/jobs?colour=red".into(), None).await;
     assert_eq!(
         (status, err["error"].as_str()),
