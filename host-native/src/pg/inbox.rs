@@ -94,7 +94,9 @@ pub(crate) struct StoredError {
 impl StoredError {
     pub(crate) fn of(e: &Error) -> StoredError {
         let (subject, number) = match e {
-            Error::UnknownSchedule(n) | Error::UnknownQueue(n) => (Some(n.clone()), None),
+            Error::UnknownSchedule(n) | Error::UnknownQueue(n) | Error::ScheduleDeclared(n) => {
+                (Some(n.clone()), None)
+            }
             Error::LimitExceeded { what, limit } => (Some((*what).to_owned()), Some(*limit)),
             Error::Backpressure { pending } => (None, Some(*pending as u64)),
             _ => (None, None),
@@ -123,6 +125,7 @@ impl StoredError {
         Some(match self.code.as_str() {
             "unknown_schedule" => Error::UnknownSchedule(subject?),
             "unknown_queue" => Error::UnknownQueue(subject?),
+            "schedule_declared" => Error::ScheduleDeclared(subject?),
             "not_leader" => Error::NotLeader,
             "stopping" => Error::Stopping,
             "backpressure" => Error::Backpressure {
