@@ -100,7 +100,21 @@ impl RedbStore {
             .write(true)
             .open(&lock_path)
             .map_err(io(format!("opening {}", lock_path.display())))?;
-        match lock.try_lock() {
+        // A lock can look held for a moment after its holder let go: a
+        // process forked elsewhere in this one (a worker's command, before
+        // its exec closes the descriptor) shares the open file. So a held
+        // lock is tried again for up to 200 ms before it counts as held.
+        let mut tries = 0;
+        let locked = loop {
+            match lock.try_lock() {
+                Err(std::fs::TryLockError::WouldBlock) if tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => break other,
+            }
+        };
+        match locked {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 return Err(StoreError::Locked {
