@@ -22,37 +22,68 @@ fn entries(dir: &Path) -> (BTreeSet<String>, Vec<std::path::PathBuf>) {
     (files, dirs)
 }
 
+/// The module names a `main.rs` or `mod.rs` declares (`mod x;`, `pub mod x;`).
+fn declared(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .map(|l| l.strip_prefix("pub ").unwrap_or(l))
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Checks one crate's `tests/` folder; returns the number of binaries.
+/// A folder with a `mod.rs` and no `main.rs` is a suite shared by
+/// binaries (`#[path = "../NAME/mod.rs"]`): it must be included by one,
+/// and its `mod.rs` names every file beside it.
 fn check(tests: &Path) -> usize {
-    let (loose, binaries) = entries(tests);
+    let (loose, folders) = entries(tests);
     assert!(
         loose.is_empty(),
         "{}: {loose:?} would each be a test binary of their own: move them into a binary's folder",
         tests.display()
     );
-    for bin in &binaries {
+    let mut binaries = 0;
+    for bin in &folders {
         let (files, dirs) = entries(bin);
         assert!(
             dirs.is_empty(),
             "{}: no nested folders: {dirs:?}",
             bin.display()
         );
-        let main = std::fs::read_to_string(bin.join("main.rs")).unwrap();
-        let mods: BTreeSet<String> = main
-            .lines()
-            .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
-            .map(str::to_owned)
-            .collect();
+        let (root, shared) = match std::fs::read_to_string(bin.join("main.rs")) {
+            Ok(main) => (main, false),
+            Err(_) => {
+                let text = std::fs::read_to_string(bin.join("mod.rs"))
+                    .unwrap_or_else(|_| panic!("{}: neither main.rs nor mod.rs", bin.display()));
+                (text, true)
+            }
+        };
         let mut expected = files.clone();
-        expected.remove("main");
+        expected.remove(if shared { "mod" } else { "main" });
         assert_eq!(
-            mods,
+            declared(&root),
             expected,
-            "{}/main.rs must have one `mod` line per file beside it",
+            "{}: one `mod` line per file beside it",
             bin.display()
         );
+        if shared {
+            let name = bin.file_name().unwrap().to_str().unwrap();
+            let include = format!("#[path = \"../{name}/mod.rs\"]");
+            let included = folders.iter().filter(|f| *f != bin).any(|f| {
+                std::fs::read_dir(f).unwrap().any(|e| {
+                    std::fs::read_to_string(e.unwrap().path()).is_ok_and(|t| t.contains(&include))
+                })
+            });
+            assert!(
+                included,
+                "{}: no binary includes it ({include})",
+                bin.display()
+            );
+        } else {
+            binaries += 1;
+        }
     }
-    binaries.len()
+    binaries
 }
 
 #[test]
