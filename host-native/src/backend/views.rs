@@ -81,8 +81,12 @@ pub struct Health {
     /// Whether the engine may fire (from the probe; on Postgres, whether
     /// this replica holds the leader lease).
     pub leader: Option<bool>,
-    /// Postgres mode only: this replica's role and the lease.
+    /// Postgres mode only: this replica's role and the lease, flattened
+    /// into the body. Not in the OpenAPI document (utoipa would describe
+    /// a flattened `Option` as "null or the object", which no body is);
+    /// the schema allows the extra fields, docs/postgres.md lists them.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(ignore))]
     pub replica: Option<ReplicaHealth>,
 }
 
