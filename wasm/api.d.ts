@@ -138,9 +138,11 @@ export function tzdbVersion(): string;
  * The core's snapshot cadence, shared with the native driver: due once
  * `entries` journal lines reach `every` in a quiet moment (the engine's
  * next deadline `slackMs` away is at least twice the last snapshot's
- * `costMs`; `null`: nothing pending), or at 4 × `every` at once.
+ * `costMs`; `null`: nothing pending), or at 4 × `every` at once; but
+ * never sooner than 9 × `costMs` after the last snapshot ended, `sinceMs`
+ * ago (omitted: long ago): snapshots take at most a tenth of the time.
  */
-export function snapshotDue(entries: number, every: number, slackMs: number | null | undefined, costMs: number): boolean;
+export function snapshotDue(entries: number, every: number, slackMs: number | null | undefined, costMs: number, sinceMs?: number): boolean;
 /** The default `every` of `snapshotDue` and of `SchedulerOptions.snapshotEvery` (10,000). */
 export function snapshotEvery(): number;
 /** How often a job leased for `leaseMs` is heartbeaten: a third of the lease, at least 1 ms. */

@@ -99,11 +99,13 @@ export function tzdbVersion() {
  * rule as the native driver's: once `entries` journal lines reach `every`,
  * in a quiet moment (the engine's next deadline `slackMs` away is at least
  * twice the last snapshot's `costMs`; `null`/`undefined`: nothing
- * pending); at 4 × `every` lines, at once.
+ * pending); at 4 × `every` lines, at once; but never sooner than 9 × the
+ * last snapshot's cost after it ended (`sinceMs` ago; omitted: long ago),
+ * so snapshots take at most a tenth of the time however large the state.
  */
-export function snapshotDue(entries, every, slackMs, costMs) {
+export function snapshotDue(entries, every, slackMs, costMs, sinceMs) {
   ensureReady();
-  return raw.snapshotDue(entries, every, slackMs ?? undefined, costMs);
+  return raw.snapshotDue(entries, every, slackMs ?? undefined, costMs, sinceMs ?? undefined);
 }
 
 /** The core's default `every` of `snapshotDue` (10,000 journal lines). */

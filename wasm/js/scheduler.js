@@ -121,6 +121,7 @@ export class Scheduler {
   #tail = Promise.resolve(); // the last commit started
   #sinceSnapshot = 0;
   #snapshotCostMs = 0; // how long the last compaction took (real time)
+  #snapshotEndedAt = performance.now(); // when it ended (real time)
   #timer = null;
   #armedAt = null;
   #started = false;
@@ -442,7 +443,8 @@ export class Scheduler {
       if (this.#lines.length === 0 && this.#snapshotDue()) {
         const started = performance.now();
         await this.#store.compact(this.#engine.snapshot());
-        this.#snapshotCostMs = performance.now() - started;
+        this.#snapshotEndedAt = performance.now();
+        this.#snapshotCostMs = this.#snapshotEndedAt - started;
         this.#sinceSnapshot = 0;
       }
       for (const cmd of cmds) this.#execute(cmd);
@@ -457,7 +459,8 @@ export class Scheduler {
   #snapshotDue() {
     const at = this.#engine.pollTimeout();
     const slackMs = at === null ? null : at - this.#clock.now();
-    return snapshotDue(this.#sinceSnapshot, this.#snapshotEvery, slackMs, this.#snapshotCostMs);
+    const sinceMs = performance.now() - this.#snapshotEndedAt;
+    return snapshotDue(this.#sinceSnapshot, this.#snapshotEvery, slackMs, this.#snapshotCostMs, sinceMs);
   }
 
   #fail(e) {

@@ -422,12 +422,19 @@ pub fn tzdb_version() -> String {
 /// `chime_core::host::snapshot_due`: whether the `Scheduler` snapshots
 /// now, after `entries` journal lines, with the engine's next deadline
 /// `slackMs` away (`undefined`: nothing pending) and the last snapshot's
-/// cost `costMs`.
+/// cost `costMs`, which ended `sinceMs` ago (`undefined`: long ago).
 #[wasm_bindgen(js_name = snapshotDue)]
-pub fn snapshot_due(entries: f64, every: f64, slack_ms: Option<f64>, cost_ms: f64) -> bool {
+pub fn snapshot_due(
+    entries: f64,
+    every: f64,
+    slack_ms: Option<f64>,
+    cost_ms: f64,
+    since_ms: Option<f64>,
+) -> bool {
     let (entries, every, cost_ms) = (count(entries), count(every), count(cost_ms));
     let slack_ms = slack_ms.map(|s| s as i64);
-    chime_core::host::snapshot_due(entries, every, slack_ms, cost_ms)
+    let since_ms = since_ms.map_or(u64::MAX, count);
+    chime_core::host::snapshot_due(entries, every, slack_ms, cost_ms, since_ms)
 }
 
 /// `chime_core::host::SNAPSHOT_EVERY`: the `Scheduler`'s default

@@ -98,6 +98,9 @@ test("host rules are the core's: the snapshot cadence and the heartbeat period",
   assert.equal(snapshotDue(10, 10, 101, 50), true);
   assert.equal(snapshotDue(39, 10, -5, 0), false, 'a backlog defers it');
   assert.equal(snapshotDue(40, 10, -5, 0), true, '…up to 4 × every');
+  assert.equal(snapshotDue(40, 10, -5, 300, 2_699), false, 'not within 9 × its cost of the last one');
+  assert.equal(snapshotDue(10, 10, null, 300, 2_700), true);
+  assert.equal(snapshotDue(40, 10, -5, 300, undefined), true, 'sinceMs omitted: long ago');
   assert.equal(heartbeatPeriodMs(60_000), 20_000);
   assert.equal(heartbeatPeriodMs(2), 1);
   assert.equal(heartbeatPeriodMs(-7), 1);

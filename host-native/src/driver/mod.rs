@@ -70,18 +70,29 @@ impl Default for DriverConfig {
     }
 }
 
-/// Whether the driver writes a snapshot now: core's rule
-/// ([`chime_core::host::snapshot_due`]: in a quiet moment once `every`
-/// entries are journaled, at once at 4 × `every`), with the last
-/// snapshot's `cost` in whole milliseconds.
-fn snapshot_due(
-    journal_len: u64,
-    every: u64,
-    slack_ms: Option<i64>,
+/// The driver's side of core's snapshot cadence
+/// ([`chime_core::host::snapshot_due`]): what the last snapshot cost and
+/// when it ended, measured in real time.
+#[derive(Clone, Copy, Debug)]
+struct SnapshotCadence {
     cost: std::time::Duration,
-) -> bool {
-    let cost_ms = u64::try_from(cost.as_millis()).unwrap_or(u64::MAX);
-    chime_core::host::snapshot_due(journal_len, every, slack_ms, cost_ms)
+    ended: std::time::Instant,
+}
+
+impl SnapshotCadence {
+    fn new() -> Self {
+        SnapshotCadence {
+            cost: std::time::Duration::ZERO,
+            ended: std::time::Instant::now(),
+        }
+    }
+
+    /// Core's rule, in whole milliseconds.
+    fn due(&self, journal_len: u64, every: u64, slack_ms: Option<i64>) -> bool {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let since = ms(self.ended.elapsed());
+        chime_core::host::snapshot_due(journal_len, every, slack_ms, ms(self.cost), since)
+    }
 }
 
 /// Queues whose `Wake` commands notify a local worker pool.
@@ -98,8 +109,8 @@ pub struct Driver {
     /// `None` once running, so dropping every user handle ends the loop.
     handle: Option<Handle>,
     shared: Arc<Shared>,
-    /// How long the last snapshot took to build and write.
-    snapshot_cost: std::time::Duration,
+    /// How long the last snapshot took to build and write, and when.
+    snapshot: SnapshotCadence,
     /// This turn's outputs for [`Store::deliver`] (only when the store
     /// delivers).
     outbox: Vec<Command>,
@@ -181,7 +192,7 @@ impl Driver {
                 shared: shared.clone(),
             }),
             shared,
-            snapshot_cost: std::time::Duration::ZERO,
+            snapshot: SnapshotCadence::new(),
             outbox: Vec::new(),
             claims: stream::Claims::default(),
         };
@@ -378,16 +389,15 @@ impl Driver {
             .engine
             .poll_timeout()
             .map(|t| t.as_millis() - self.clock.now().as_millis());
-        if snapshot_due(
-            self.store.journal_len(),
-            self.config.snapshot_every,
-            slack_ms,
-            self.snapshot_cost,
-        ) {
+        let every = self.config.snapshot_every;
+        if self.snapshot.due(self.store.journal_len(), every, slack_ms) {
             let started = std::time::Instant::now();
             self.store.write_snapshot(&self.engine.snapshot())?;
-            self.snapshot_cost = started.elapsed();
-            tracing::debug!(took = ?self.snapshot_cost, "snapshot written, journal truncated");
+            self.snapshot = SnapshotCadence {
+                cost: started.elapsed(),
+                ended: std::time::Instant::now(),
+            };
+            tracing::debug!(took = ?self.snapshot.cost, "snapshot written, journal truncated");
         }
         Ok(())
     }
@@ -544,23 +554,32 @@ fn deliver_all(store: &mut dyn Store, outputs: &[Command]) -> Result<(), StoreEr
 
 #[cfg(test)]
 mod tests {
-    use super::snapshot_due;
-    use std::time::Duration;
+    use super::SnapshotCadence;
+    use std::time::{Duration, Instant};
 
     #[test]
-    fn snapshots_wait_for_slack_but_not_forever() {
-        let ms = Duration::from_millis;
-        // Not before `every` entries, however quiet.
-        assert!(!snapshot_due(9, 10, None, ms(0)));
-        // Nothing due: at once.
-        assert!(snapshot_due(10, 10, None, ms(50)));
-        // A fire due in 100 ms and a snapshot that takes 50: too close.
-        assert!(!snapshot_due(10, 10, Some(100), ms(50)));
-        assert!(snapshot_due(10, 10, Some(101), ms(50)));
-        // A backlog (deadline passed) defers it...
-        assert!(!snapshot_due(39, 10, Some(-5), ms(0)));
-        // ...until the journal is 4× `every`.
-        assert!(snapshot_due(40, 10, Some(-5), ms(0)));
-        assert!(snapshot_due(40, 10, Some(0), Duration::MAX));
+    fn the_cadence_is_cores_in_milliseconds() {
+        let long_ago = Instant::now() - Duration::from_secs(60);
+        let cheap = SnapshotCadence {
+            cost: Duration::ZERO,
+            ended: Instant::now(),
+        };
+        assert!(!cheap.due(9, 10, None));
+        assert!(cheap.due(10, 10, None));
+        // A 50 ms snapshot ended a minute ago: the slack decides...
+        let fifty = SnapshotCadence {
+            cost: Duration::from_millis(50),
+            ended: long_ago,
+        };
+        assert!(!fifty.due(10, 10, Some(100)));
+        assert!(fifty.due(10, 10, Some(101)));
+        assert!(fifty.due(40, 10, Some(-5)));
+        // ...and a 10 s one that just ended holds even the bound back.
+        let slow = SnapshotCadence {
+            cost: Duration::from_secs(10),
+            ended: Instant::now(),
+        };
+        assert!(!slow.due(40, 10, Some(-5)));
+        assert!(!slow.due(10, 10, None));
     }
 }
