@@ -7,14 +7,16 @@
 #   scripts/bench-api.sh [SECONDS]        (default 10 per measurement)
 #
 # Measures: single-job enqueue (keep-alive, 64 connections), batch enqueue
-# (500 jobs a request), and an HTTP worker pool (batch claim of 100 + batch
-# complete) over a queue filled beforehand, counted by the daemon's
-# chime_jobs_total{outcome="completed"}. Not part of the test command.
+# (500 jobs a request), an HTTP worker pool (batch claim of MAX + batch
+# complete of what it got, per connection: host-native/examples/api_load.rs)
+# over the queue the batch run filled, checked against the daemon's
+# chime_jobs_total{outcome="completed"}, and the long-poll wake-up on an
+# empty queue. Not part of the test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
-cargo build --release -p chime-native --bin chime --locked -q
+cargo build --release -p chime-native --bin chime --example api_load --locked -q
 dir="$(mktemp -d)"
 port=$((20000 + RANDOM % 20000))
 cat > "$dir/chime.toml" <<TOML
@@ -24,6 +26,9 @@ address = "127.0.0.1:$port"
 [[queue]]
 name = "bench"
 leaseMs = 600000
+
+[[queue]]
+name = "wake"
 TOML
 target/release/chime run --config "$dir/chime.toml" --data "$dir/data" ${CHIME_BENCH_ARGS:-} 2> "$dir/log" &
 pid=$!
@@ -37,11 +42,12 @@ run() { # NAME THREADS CONNECTIONS SCRIPT PATH
   echo "== $1 =="
   wrk -t"$2" -c"$3" -d"${secs}s" --latency -s "scripts/bench/$4" "$base$5" | grep -E 'Requests/sec|Latency|50%|99%|requests in|Non-2xx'
 }
-run "single-job enqueue" 1 64 enqueue.lua /v1/queues/bench/jobs
+run "single-job enqueue, ${ENQUEUE_CONNECTIONS:-64} connections" 1 ${ENQUEUE_CONNECTIONS:-64} enqueue.lua /v1/queues/bench/jobs
 BATCH=500 run "batch enqueue, 500 jobs a request (jobs/s = requests/s x 500)" 1 8 batch.lua /v1/queues/bench/jobs
 before="$(completed)"; before="${before:-0}"
-t0=$(date +%s.%N)
-MAX=${MAX:-100} run "worker pool: batch claim ${MAX:-100} + batch complete" 1 ${WORKER_CONNECTIONS:-32} worker.lua /v1/queues/bench/claim
-t1=$(date +%s.%N)
+echo "== worker pool: batch claim ${MAX:-100} + batch complete, ${WORKER_CONNECTIONS:-16} connections =="
+target/release/examples/api_load work "$base" bench "${WORKER_CONNECTIONS:-16}" "$secs" "${MAX:-100}"
 after="$(completed)"
-echo "worker pool: $((${after%.*} - ${before%.*})) jobs completed in $(echo "$t1 - $t0" | bc) s: $(echo "(${after%.*} - ${before%.*}) / ($t1 - $t0)" | bc) jobs/s"
+echo "  the daemon counted $((${after%.*} - ${before%.*})) completed"
+echo "== long-poll wake-up =="
+target/release/examples/api_load wake "$base" wake "${ROUNDS:-300}"

@@ -6,7 +6,7 @@ use chime_native::daemon::client::{self, ApiCmd, ClientError};
 use chime_native::daemon::crontab::CrontabOptions;
 use chime_native::daemon::plan::{Diagnostic, Format, Plan};
 use chime_native::daemon::replay::Trace;
-use chime_native::daemon::{preview, run};
+use chime_native::daemon::{logs, preview, run};
 use chime_native::driver::{Clock, SystemClock};
 use chime_native::http::{DEAD_LIMIT, Inspection};
 use chime_native::pg::PgConfig;
@@ -225,7 +225,10 @@ fn main() -> std::process::ExitCode {
     if args.get(1).is_some_and(|a| a == process::EXEC_WRAPPER_ARG) {
         return std::process::ExitCode::from(process::exec_wrapper(&args[2..]));
     }
-    match real_main() {
+    let result = real_main();
+    // The log lines still queued for stderr are written before the exit.
+    logs::flush();
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // One line with the whole cause chain; no backtrace for users.
@@ -248,7 +251,7 @@ fn real_main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_env("CHIME_LOG")
                 .unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(|| Stderr);
+        .with_writer(logs::line);
     match cli.log_format {
         LogFormat::Human => logs
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -493,25 +496,4 @@ fn warning(w: &Diagnostic, path: &Path) -> String {
 /// (`chime inspect | head`); a closed pipe just ends the output.
 fn out(text: &str) {
     let _ = writeln!(std::io::stdout(), "{text}");
-}
-
-/// stderr for the logs, ignoring a closed pipe: a daemon whose log reader
-/// went away keeps running (and stops cleanly on a signal) instead of
-/// panicking on its next log line.
-struct Stderr;
-
-impl Write for Stderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match std::io::stderr().write(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(buf.len()),
-            r => r,
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match std::io::stderr().flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            r => r,
-        }
-    }
 }

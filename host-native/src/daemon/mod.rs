@@ -7,6 +7,7 @@ pub mod config;
 pub mod cronjob;
 mod cronlint;
 pub mod crontab;
+pub mod logs;
 pub mod plan;
 pub mod preview;
 pub mod replay;
