@@ -138,9 +138,14 @@ fn token_new(name: &str, scopes: &[String]) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!("{token}");
-    eprintln!("\n# the token above is shown once; add this to the config:");
-    print!("\n{config}");
+    // Not `println!`: `chime token new … | head -n1` closes the pipe
+    // after the first line, and the rest is then for nobody.
+    out(&token);
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n# the token above is shown once; add this to the config:"
+    );
+    out(&format!("\n{}", config.trim_end()));
     Ok(())
 }
 

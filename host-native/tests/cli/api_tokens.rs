@@ -177,3 +177,23 @@ fn a_new_token_works_within_its_scopes_and_open_listeners_stay_local() {
         .status();
     assert!(child.wait().unwrap().success());
 }
+
+/// `chime token new … | head -n1` is how a script keeps only the token:
+/// a reader that closed the pipe is no reason to fail (it used to panic
+/// in `println!`, exit 101 under `set -o pipefail`).
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    // The read end is closed before the child starts, so its very first
+    // write meets a closed pipe.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = chime()
+        .args(["token", "new", "ci", "--scope", "read"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
