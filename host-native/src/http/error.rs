@@ -163,13 +163,34 @@ impl From<PortError> for ApiError {
 }
 
 impl ApiError {
-    /// The JSON body (also an item's `error` in a batch reply).
+    /// The JSON body (also an item's `error` in a batch reply). Core's
+    /// messages start with their code (`unknown_job: no job 7`, for log
+    /// lines); the body has the code in `error`, so `message` is the text
+    /// after it.
     pub(crate) fn body(&self) -> ErrorBody {
+        let code = self.code();
+        let message = match self {
+            ApiError::Core(e) => strip_code(code, e.to_string()),
+            ApiError::CoreItem { index, error } => {
+                format!("jobs[{index}]: {}", strip_code(code, error.to_string()))
+            }
+            other => other.to_string(),
+        };
         ErrorBody {
-            error: self.code().to_owned(),
-            message: self.to_string(),
+            error: code.to_owned(),
+            message,
             field: self.field(),
         }
+    }
+}
+
+fn strip_code(code: &str, message: String) -> String {
+    match message
+        .strip_prefix(code)
+        .and_then(|m| m.strip_prefix(": "))
+    {
+        Some(rest) => rest.to_owned(),
+        None => message,
     }
 }
 

@@ -57,6 +57,9 @@ pub async fn run(store: Store) {
                 .await;
             assert_eq!(status, 200, "{verb} batch: {r}");
             assert_eq!(r["results"][0]["error"]["error"], "lease_lost", "{r}");
+            // The code is in `error`; the message does not repeat it.
+            let message = format!("job {id} is not held with that token");
+            assert_eq!(r["results"][0]["error"]["message"], message.as_str(), "{r}");
         }
     }
     assert_eq!(

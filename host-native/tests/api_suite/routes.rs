@@ -110,6 +110,8 @@ pub async fn run(store: Store) {
     assert_eq!(job["state"], "available");
     let (status, err) = api("GET", "/v1/jobs/999999".into(), None).await;
     assert_eq!((status, err["error"].as_str()), (404, Some("unknown_job")));
+    // The code is in `error`; the message does not repeat it.
+    assert_eq!(err["message"], "no job 999999", "{err}");
 
     // List: by state, by key, and in pages of one with the cursor.
     let (_, page) = api("GET", "/v1/queues/q/jobs?state=scheduled".into(), None).await;
