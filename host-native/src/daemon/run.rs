@@ -130,9 +130,8 @@ pub fn run_replica(
     let explicit = chosen.is_some();
     let http = chosen.unwrap_or_else(|| crate::http::DEFAULT_ADDRESS.to_owned());
     let http = crate::http::parse_address(&http)?;
-    if plan.http_tls.is_some() {
-        bail!("[http] tls_cert is not supported with --database yet: put a TLS proxy in front");
-    }
+    // Before anything connects: a missing or bad certificate is a start error.
+    let tls = tls_config(&plan, path)?;
     let mut cfg = ReplicaConfig::new(pg);
     cfg.lease = LeaseOptions {
         ttl,
@@ -156,6 +155,7 @@ pub fn run_replica(
                 let options = HttpOptions {
                     tokens: plan.tokens.clone(),
                     insecure_no_auth,
+                    tls,
                     ..HttpOptions::default()
                 };
                 listen(

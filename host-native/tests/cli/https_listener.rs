@@ -13,14 +13,18 @@ fn chime() -> Command {
     Command::new(env!("CARGO_BIN_EXE_chime"))
 }
 
-/// A daemon on `config`; its address once it logs it.
-fn start(dir: &Path, config: &Path) -> (Daemon, String) {
+/// A daemon on `config` (with `extra` arguments, else its own data
+/// directory); its address once it logs it.
+fn start(dir: &Path, config: &Path, extra: &[&str]) -> (Daemon, String) {
     let log = dir.join("daemon.log");
-    let child = chime()
-        .args(["--log-format", "json", "run", "--config"])
-        .arg(config)
-        .arg("--data")
-        .arg(dir.join("data"))
+    let mut cmd = chime();
+    cmd.args(["--log-format", "json", "run", "--config"])
+        .arg(config);
+    if extra.is_empty() {
+        cmd.arg("--data").arg(dir.join("data"));
+    }
+    let child = cmd
+        .args(extra)
         .env("CHIME_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -60,29 +64,36 @@ fn doc_config() -> String {
     format!("{block}\n[[queue]]\nname = \"emails\"\n")
 }
 
+/// A self-signed certificate for `localhost` and the doc's config in
+/// `dir`, with the certificate's PEM.
+fn certificate_and_config(dir: &Path) -> (std::path::PathBuf, String) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    std::fs::create_dir(dir.join("tls")).unwrap();
+    std::fs::write(dir.join("tls/cert.pem"), made.cert.pem()).unwrap();
+    std::fs::write(dir.join("tls/key.pem"), made.signing_key.serialize_pem()).unwrap();
+    let config = dir.join("chime.toml");
+    std::fs::write(&config, doc_config()).unwrap();
+    (config, made.cert.pem())
+}
+
+/// A client that trusts only `pem`, reaching `localhost` at `addr`.
+fn trusting(pem: &str, addr: std::net::SocketAddr) -> reqwest::Client {
+    let root = reqwest::Certificate::from_pem(pem.as_bytes()).unwrap();
+    reqwest::Client::builder()
+        .tls_certs_only([root])
+        .resolve("localhost", addr)
+        .build()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listener_serves_https_with_the_configured_certificate() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    std::fs::create_dir(dir.path().join("tls")).unwrap();
-    std::fs::write(dir.path().join("tls/cert.pem"), made.cert.pem()).unwrap();
-    std::fs::write(
-        dir.path().join("tls/key.pem"),
-        made.signing_key.serialize_pem(),
-    )
-    .unwrap();
-    let config = dir.path().join("chime.toml");
-    std::fs::write(&config, doc_config()).unwrap();
-    let (mut daemon, address) = start(dir.path(), &config);
+    let (config, pem) = certificate_and_config(dir.path());
+    let (mut daemon, address) = start(dir.path(), &config, &[]);
     let addr: std::net::SocketAddr = address.parse().unwrap();
-
-    let root = reqwest::Certificate::from_pem(made.cert.pem().as_bytes()).unwrap();
-    let client = reqwest::Client::builder()
-        .tls_certs_only([root])
-        .resolve("localhost", addr)
-        .build()
-        .unwrap();
+    let client = trusting(&pem, addr);
     let url = format!("https://localhost:{}", addr.port());
     let resp = client.get(format!("{url}/v1/queues")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
@@ -116,6 +127,35 @@ async fn the_listener_serves_https_with_the_configured_certificate() {
 
     crate::daemon::signal(&daemon.0, "-TERM");
     assert!(daemon.0.wait().unwrap().success());
+}
+
+/// A replica (`--database`) serves the same TLS listener. Nothing listens
+/// at its database URL, so its `/healthz` says 503 — over HTTPS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_serves_https_too() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let (config, pem) = certificate_and_config(dir.path());
+    let nowhere = "postgresql://chime@127.0.0.1:1/chime";
+    let (mut replica, address) = start(dir.path(), &config, &["--database", nowhere]);
+    let addr: std::net::SocketAddr = address.parse().unwrap();
+    let url = format!("https://localhost:{}", addr.port());
+    let resp = trusting(&pem, addr)
+        .get(format!("{url}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    let body: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+    assert_eq!(body["status"], "unavailable", "{body}");
+    assert_eq!(body["database"]["reachable"], false, "{body}");
+    let plain = reqwest::Client::new()
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await;
+    assert!(plain.is_err(), "plain HTTP got {plain:?}");
+    crate::daemon::signal(&replica.0, "-TERM");
+    assert!(replica.0.wait().unwrap().success());
 }
 
 #[test]
