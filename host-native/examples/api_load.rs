@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p chime-native --example api_load -- work URL QUEUE CONNECTIONS SECONDS MAX
-//! cargo run --release -p chime-native --example api_load -- wake URL QUEUE ROUNDS
+//! cargo run --release -p chime-native --example api_load -- wake URL QUEUE ROUNDS [PRODUCER_URL]
 //! ```
 //!
 //! `work`: CONNECTIONS tasks, each a loop of `POST /v1/queues/QUEUE/claim`
@@ -16,6 +16,8 @@
 //! `wake`: ROUNDS times, a claim long-polls an empty QUEUE, then another
 //! connection enqueues one job; prints how long after the enqueue was sent
 //! the claim returned it (p50/p99), the enqueue's own reply time beside.
+//! With PRODUCER_URL (another replica of a Postgres deployment) the
+//! enqueue goes there, so the wake-up crosses replicas (LISTEN/NOTIFY).
 //!
 //! Set `CHIME_TOKEN` for a daemon with tokens.
 
@@ -145,8 +147,9 @@ async fn work(base: &str, queue: &str, connections: usize, secs: u64, max: u64) 
     Ok(())
 }
 
-async fn wake(base: &str, queue: &str, rounds: usize) -> Res<()> {
-    let (waiter, producer) = (Arc::new(Api::new(base)?), Api::new(base)?);
+async fn wake(base: &str, queue: &str, rounds: usize, producer: &str) -> Res<()> {
+    let producer = if producer.is_empty() { base } else { producer };
+    let (waiter, producer) = (Arc::new(Api::new(base)?), Api::new(producer)?);
     let (mut woke, mut enqueued) = (Latencies::default(), Latencies::default());
     for i in 0..rounds {
         let (w, q) = (waiter.clone(), queue.to_owned());
@@ -193,9 +196,10 @@ async fn main() -> Res<()> {
     let num = |i: usize, default: u64| arg(i).parse().unwrap_or(default);
     match arg(0) {
         "work" => work(arg(1), arg(2), num(3, 32) as usize, num(4, 10), num(5, 100)).await,
-        "wake" => wake(arg(1), arg(2), num(3, 200) as usize).await,
+        "wake" => wake(arg(1), arg(2), num(3, 200) as usize, arg(4)).await,
         _ => Err(
-            "usage: api_load work URL QUEUE CONNECTIONS SECONDS MAX | wake URL QUEUE ROUNDS".into(),
+            "usage: api_load work URL QUEUE CONNECTIONS SECONDS MAX | wake URL QUEUE ROUNDS [PRODUCER_URL]"
+                .into(),
         ),
     }
 }

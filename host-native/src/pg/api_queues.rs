@@ -1,8 +1,10 @@
 //! The queue port a replica's listener serves: [`PgQueues`] on a
 //! connection of its own, opened on the first call and again after it
 //! closes (the server restarted), so the listener outlives the replica's
-//! sessions. Every verb is `PgQueues`'s own, forwarded.
+//! sessions. Every verb is `PgQueues`'s own, forwarded; completions are
+//! coalesced into `complete_many` (`api_complete.rs`).
 
+use super::api_complete::Completer;
 use super::connection::PgConfig;
 use super::notify::PgListener;
 use super::queue::PgQueues;
@@ -19,6 +21,7 @@ pub struct PgApiQueues {
     engine: EngineConfig,
     listener: Option<Arc<PgListener>>,
     current: tokio::sync::Mutex<Option<Arc<PgQueues>>>,
+    completer: Arc<Completer>,
 }
 
 impl std::fmt::Debug for PgApiQueues {
@@ -38,6 +41,7 @@ impl PgApiQueues {
             engine,
             listener: None,
             current: tokio::sync::Mutex::new(None),
+            completer: Arc::default(),
         }
     }
 
@@ -105,7 +109,10 @@ impl QueueBackend for PgApiQueues {
     }
 
     fn complete(&self, job: JobId, token: LeaseToken) -> PortFuture<'_, ()> {
-        Box::pin(async move { QueueBackend::complete(&*self.queues().await?, job, token).await })
+        Box::pin(async move {
+            let queues = self.queues().await?;
+            self.completer.complete(queues, job, token).await
+        })
     }
 
     fn fail<'a>(

@@ -20,6 +20,8 @@
 //! `docs/postgres.md`.
 
 #[cfg(feature = "http")]
+mod api_complete;
+#[cfg(feature = "http")]
 mod api_queues;
 mod bridge;
 mod control;

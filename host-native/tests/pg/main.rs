@@ -13,6 +13,7 @@ mod api_schedule_kept;
 mod backends;
 mod pg_support;
 
+mod api_complete_batch;
 mod api_suite;
 mod connection_lost;
 mod db_restart;
