@@ -222,6 +222,7 @@ impl Sched {
             let input = Input::FireSettled {
                 fire: fire.clone(),
                 outcome,
+                job: None,
             };
             self.input(now, input).await.unwrap();
             settled.push(fire);
