@@ -218,11 +218,11 @@ impl Sched {
         let ended = fires::ended(&client, &schema, "engine", 100).await.unwrap();
         let now = self.now_ms();
         let mut settled = Vec::new();
-        for (fire, outcome) in ended {
+        for (fire, outcome, job) in ended {
             let input = Input::FireSettled {
                 fire: fire.clone(),
                 outcome,
-                job: None,
+                job,
             };
             self.input(now, input).await.unwrap();
             settled.push(fire);
