@@ -20,6 +20,7 @@ import type {
   QueueStats,
   Reply as WireReply,
   ScheduleDef,
+  RunRecord,
   ScheduleInfo,
   SkipReason,
 } from './types/wire.js';
@@ -438,6 +439,8 @@ export class Scheduler {
   constructor(opts?: SchedulerOptions);
   /** For getters only; inputs go through `handle`. */
   readonly engine: Engine;
+  /** Schedule `name`'s last runs, newest first (`engine.schedule(name).runs`); `[]` if unknown. */
+  runs(name: string): RunRecord[];
   /**
    * Loads the store, releases the claims of the last run as interrupted
    * (`recover`), applies the `cron()`/`every()` declarations made so far,

@@ -112,6 +112,7 @@ pub use wire::job::{Claimed, JobInfo, JobState};
 pub use wire::payload::{Headers, Payload};
 pub use wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueStats, QueueTotals, Retention};
 pub use wire::reply::Reply;
+pub use wire::run::{JobEnd, RunOutcome, RunRecord};
 pub use wire::schedule_def::{
     Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
 };

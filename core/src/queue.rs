@@ -54,6 +54,7 @@ use crate::wire::input::EnqueueRequest;
 use crate::wire::job::{Claimed, JobState};
 use crate::wire::name;
 use crate::wire::queue_config::{QueueConfig, QueueMode, QueueTotals};
+use crate::wire::run::JobEnd;
 use serde::Serialize;
 use std::collections::BTreeMap;
 pub(crate) use store::{Index, Job, JobLease, KeySpace, QueueState};
@@ -90,6 +91,11 @@ pub(crate) struct Queues {
     /// Jobs that became terminal since the last [`Queues::take_finished`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     finished: Vec<(JobId, Option<FireId>)>,
+    /// How the jobs of fires among `finished` ended, for their schedule's
+    /// run history (taken with it, so never part of a snapshot, which is
+    /// only taken between inputs).
+    #[serde(skip)]
+    ended: Vec<(FireId, JobEnd)>,
     /// Derived indexes.
     #[serde(skip)]
     idx: Index,
@@ -544,6 +550,14 @@ impl Queues {
     #[must_use]
     pub(crate) fn take_finished(&mut self) -> Vec<(JobId, Option<FireId>)> {
         std::mem::take(&mut self.finished)
+    }
+
+    /// How the jobs of fires that became terminal since the last call
+    /// ended (`finished_at` the engine clock; the claim time is the
+    /// engine's to remember), in the order they did.
+    #[must_use]
+    pub(crate) fn take_ended(&mut self) -> Vec<(FireId, JobEnd)> {
+        std::mem::take(&mut self.ended)
     }
 }
 

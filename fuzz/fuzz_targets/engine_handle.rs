@@ -472,6 +472,7 @@ impl Harness {
                     } else {
                         FireOutcome::Succeeded
                     },
+                    job: None,
                 }
             }
             Op::Grant {

@@ -863,6 +863,7 @@ impl Sim {
                 let r = self.input(Input::FireSettled {
                     fire,
                     outcome: FireOutcome::Succeeded,
+                    job: None,
                 });
                 assert!(r.is_ok() || r.as_ref().unwrap_err().code() == "unknown_fire");
             }

@@ -206,6 +206,14 @@ export class Scheduler {
   }
 
   /**
+   * Schedule `name`'s run history, newest first (`schedule(name).runs`:
+   * at most `limits.runsPerSchedule`); `[]` for an unknown schedule.
+   */
+  runs(name) {
+    return this.#engine.schedule(name)?.runs ?? [];
+  }
+
+  /**
    * Loads the store (snapshot + journal replay), applies the schedules
    * declared by `cron()`/`every()` so far, with `prune` removes every other
    * stored schedule, arms the timer, starts workers. Resolves with

@@ -61,6 +61,31 @@ test('a failing handler is retried with the next attempt, then dead-lettered', a
   await s.stop();
 });
 
+test('run history: each fire with its outcome, attempts, duration and error, newest first', async () => {
+  const clock = new VirtualClock(T0);
+  const s = new Scheduler({ clock });
+  await s.start();
+  await s.handle({ declareQueue: { name: 'nightly', maxAttempts: 2, backoff: { baseMs: 1000, capMs: 1000 } } });
+  let calls = 0;
+  await s.every('nightly', '10s', async () => {
+    calls += 1;
+    if (calls === 1) throw new Error('boom');
+  });
+  await clock.advance(20_000);
+  const runs = s.runs('nightly');
+  assert.equal(runs.length, 2, JSON.stringify(runs));
+  assert.deepEqual(runs.map((r) => [r.nominal, r.reason, r.outcome, r.attempts]), [
+    [T0 + 20_000, 'scheduled', 'completed', 1],
+    [T0 + 10_000, 'scheduled', 'completed', 2],
+  ]);
+  assert.equal(runs[1].error, 'boom');
+  assert.equal(runs[1].fire, `nightly@${T0 + 10_000}`);
+  assert.equal(runs[1].durationMs, runs[1].finishedAt - runs[1].startedAt);
+  assert.deepEqual(s.engine.schedule('nightly').runs, runs);
+  assert.deepEqual(s.runs('nope'), []);
+  await s.stop();
+});
+
 test('per-job timeout aborts the signal and fails the attempt; heartbeats keep a long job', async () => {
   const clock = new VirtualClock(T0);
   const s = new Scheduler({ clock });

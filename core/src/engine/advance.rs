@@ -14,6 +14,7 @@ use crate::engine::planted::PlantedBug;
 use crate::schedule::Tick;
 use crate::time::Timestamp;
 use crate::wire::command::{Event, FireReason, SkipReason};
+use crate::wire::run::RunOutcome;
 use crate::wire::schedule_def::Overlap;
 
 /// How many due schedules [`Schedules::warm`](crate::schedule::Schedules::warm)
@@ -81,8 +82,17 @@ impl Engine {
         self.skips.flush(&mut self.out);
     }
 
-    /// Jobs that became terminal end their fire's in-flight state.
+    /// Jobs that became terminal end their fire's in-flight state and
+    /// give their run its outcome.
     fn settle_finished(&mut self) {
+        let text_bytes = self.config.limits.text_bytes;
+        for (fire, end) in self.queues.take_ended() {
+            if let Some(idx) = self.schedules.idx(&fire.schedule) {
+                self.schedules
+                    .at_mut(idx)
+                    .run_ended(&fire, &end, text_bytes);
+            }
+        }
         for (job, fire) in self.queues.take_finished() {
             let Some(fire) = fire else { continue };
             let Some(idx) = self.schedules.idx(&fire.schedule) else {
@@ -111,8 +121,20 @@ impl Engine {
                 .iter()
                 .position(|f| f.fire == fire && f.deadline.is_some());
             s.remove_in_flight(pos.expect("unsettled fire is in flight"));
+            s.run_settled(&fire, RunOutcome::Unsettled, now);
             self.out.event(Event::FireUnsettled { fire });
             self.note_released(idx);
+        }
+    }
+
+    /// Claimed jobs of fires: their run's attempt and start.
+    pub(crate) fn runs_claimed(&mut self, now: Timestamp, jobs: &[crate::wire::job::Claimed]) {
+        for c in jobs {
+            let Some(fire) = &c.fire else { continue };
+            if let Some(idx) = self.schedules.idx(&fire.schedule) {
+                let s = self.schedules.at_mut(idx);
+                s.run_claimed(fire, c.job, c.attempt, now);
+            }
         }
     }
 
@@ -141,8 +163,9 @@ impl Engine {
             if fired.is_err() && grid {
                 let s = self.schedules.at_mut(idx);
                 s.n.skipped += 1;
-                self.skips
-                    .add(&name, SkipReason::QueueFull, 1, nominal, nominal);
+                let (now, runs) = (self.clock, self.config.limits.runs_per_schedule);
+                let skips = &mut self.skips;
+                s.note_skip(skips, SkipReason::QueueFull, 1, nominal, nominal, now, runs);
             }
         }
     }
@@ -201,6 +224,7 @@ impl Engine {
                 seed,
                 skips: &mut self.skips,
                 out: &mut self.out,
+                runs: self.config.limits.runs_per_schedule,
             });
             if s.cursor != Some(c) {
                 // Skipped up to a later boundary: it is popped again when due.
@@ -228,7 +252,8 @@ impl Engine {
         };
         if let Some(reason) = skipped {
             s.n.skipped += 1;
-            self.skips.add(&s.name, reason, 1, c, c);
+            let runs = self.config.limits.runs_per_schedule;
+            s.note_skip(&mut self.skips, reason, 1, c, c, now, runs);
         }
         s.move_cursor(c, next, seed, &mut self.out);
         self.schedules.index_after(idx, now);

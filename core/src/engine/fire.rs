@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::engine::planted::PlantedBug;
 use crate::schedule::{Buffered, FireTarget, InFlight};
 use crate::time::Timestamp;
-use crate::wire::command::{CancelReason, Command, Event, Fire, FireReason};
+use crate::wire::command::{CancelReason, Command, Event, Fire, FireReason, SkipReason};
 use crate::wire::error::Error;
 use crate::wire::ids::{FireId, JobId};
 use crate::wire::input::EnqueueRequest;
@@ -49,11 +49,21 @@ impl Engine {
             }
             other => other,
         };
+        let (now, runs) = (self.clock, self.config.limits.runs_per_schedule);
         let s = self.schedules.at_mut(idx);
         if !s.in_flight().is_empty() {
+            // A grid boundary's skip is recorded by the caller (with its
+            // event); a manual or backfill fire's only here.
+            let manual_skip = |s: &mut crate::schedule::Schedule| {
+                if id.extra.is_some() {
+                    let span = (id.nominal, id.nominal);
+                    s.record_skip(SkipReason::Overlap, 1, span, now, runs);
+                }
+                Offer::Skipped
+            };
             match overlap {
-                Overlap::Skip => return Offer::Skipped,
-                Overlap::BufferOne if s.buffered().is_some() => return Offer::Skipped,
+                Overlap::Skip => return manual_skip(s),
+                Overlap::BufferOne if s.buffered().is_some() => return manual_skip(s),
                 Overlap::BufferOne => {
                     let ev = Event::FireBuffered {
                         schedule: s.name.to_string(),
@@ -141,6 +151,7 @@ impl Engine {
             job: None,
         };
         let grid = id.extra.is_none();
+        let recorded = id.clone();
         let mut tracked = None;
         let mut job = None;
         if mode == QueueMode::External {
@@ -198,6 +209,8 @@ impl Engine {
         if let Some(f) = tracked {
             s.push_in_flight(f);
         }
+        let runs = self.config.limits.runs_per_schedule;
+        s.record_fire(&recorded, reason, now, job, runs);
         Ok(job)
     }
 }

@@ -262,7 +262,7 @@ impl Engine {
                 to,
                 overlap,
             } => self.backfill(&name, from, to, overlap),
-            Input::FireSettled { fire, outcome } => self.fire_settled(fire, outcome),
+            Input::FireSettled { fire, outcome, job } => self.fire_settled(fire, outcome, job),
             Input::Leadership(grant) => {
                 self.leadership.check(now, grant)?;
                 let standalone = self.config.standalone;
@@ -297,6 +297,7 @@ impl Engine {
                     return Ok(Reply::Claimed { jobs: Vec::new() });
                 }
                 let jobs = self.queues.claim(now, &queue, &worker, max, lease_ms)?;
+                self.runs_claimed(now, &jobs);
                 Ok(Reply::Claimed { jobs })
             }
             Input::Heartbeat {

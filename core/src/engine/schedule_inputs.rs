@@ -14,6 +14,7 @@ use crate::wire::error::Error;
 use crate::wire::ids::{FireId, FireKind};
 use crate::wire::input::FireOutcome;
 use crate::wire::reply::Reply;
+use crate::wire::run::{JobEnd, RunOutcome};
 use crate::wire::schedule_def::{Origin, Overlap, ScheduleDef, ScheduleStatus};
 use std::sync::Arc;
 
@@ -96,8 +97,9 @@ impl Engine {
             s.n.skipped += redefined.count;
             s.n.processed += redefined.count;
             let (first, last) = (redefined.first, redefined.last);
-            self.skips
-                .add(&s.name, SkipReason::Redefined, redefined.count, first, last);
+            let (skips, runs) = (&mut self.skips, self.config.limits.runs_per_schedule);
+            let n = redefined.count;
+            s.note_skip(skips, SkipReason::Redefined, n, first, last, now, runs);
         }
         match first {
             Some(first) => {
@@ -356,12 +358,26 @@ impl Engine {
     pub(crate) fn fire_settled(
         &mut self,
         fire: FireId,
-        _outcome: FireOutcome,
+        outcome: FireOutcome,
+        job: Option<JobEnd>,
     ) -> Result<Reply, Error> {
         let Some(idx) = self.schedules.idx(&fire.schedule) else {
             return Err(Error::UnknownFire(fire));
         };
+        let (now, text_bytes) = (self.clock, self.config.limits.text_bytes);
         let s = self.schedules.at_mut(idx);
+        // The run's outcome, whatever the in-flight state says (an `allow`
+        // fire is not tracked, a late settlement still tells how it ended).
+        match &job {
+            Some(end) => s.run_ended(&fire, end, text_bytes),
+            None => {
+                let o = match outcome {
+                    FireOutcome::Succeeded => RunOutcome::Completed,
+                    FireOutcome::Failed => RunOutcome::Failed,
+                };
+                s.run_settled(&fire, o, now);
+            }
+        }
         let Some(pos) = s.in_flight().iter().position(|f| f.fire == fire) else {
             let never = match fire.extra {
                 None => s.cursor.is_some_and(|c| fire.nominal >= c),

@@ -17,6 +17,7 @@ use crate::time::Timestamp;
 use crate::wire::config::EngineConfig;
 use crate::wire::error::Error;
 use crate::wire::ids::Epoch;
+use crate::wire::run::RunRecord;
 use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -80,6 +81,9 @@ pub(crate) struct ScheduleState {
     buffered: Option<Buffered>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pause_log: Vec<PauseChange>,
+    /// The run history, oldest first (absent in older snapshots: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    runs: Vec<RunRecord>,
 }
 
 // The compact decoder's records of the snapshot (see `wire::decode`):
@@ -95,6 +99,7 @@ mod decode {
     use crate::wire::decode::record_decoder;
     use crate::wire::ids::Epoch;
     use crate::wire::input::LeadershipGrant;
+    use crate::wire::run::RunRecord;
     use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 
     record_decoder! {
@@ -112,7 +117,7 @@ mod decode {
     }
 
     record_decoder! {
-        ScheduleStateB => ScheduleState, "ScheduleState", "10 elements", deny_unknown: true;
+        ScheduleStateB => ScheduleState, "ScheduleState", "11 elements", deny_unknown: true;
         def: ScheduleDef, "def", req;
         version: u64, "version", req;
         status: ScheduleStatus, "status", req;
@@ -123,6 +128,7 @@ mod decode {
         in_flight: Vec<InFlight>, "inFlight", def;
         buffered: Option<Buffered>, "buffered", def;
         pause_log: Vec<PauseChange>, "pauseLog", def;
+        runs: Vec<RunRecord>, "runs", def;
     }
 
     record_decoder! {
@@ -246,6 +252,7 @@ fn state_of(s: &Schedule) -> ScheduleState {
         in_flight: s.in_flight().to_vec(),
         buffered: s.buffered().cloned(),
         pause_log: s.pause_log().to_vec(),
+        runs: s.runs().iter().cloned().collect(),
     }
 }
 
@@ -289,6 +296,21 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
             s.push_pause_change(p);
         }
     }
+    let mut runs = std::collections::VecDeque::with_capacity(st.runs.len());
+    for mut r in st.runs {
+        if let Some(f) = &mut r.fire {
+            if *f.schedule != *s.name {
+                return Err(corrupt(format!("schedule {:?}: bad run {f}", s.name)));
+            }
+            f.schedule = s.name.clone();
+        }
+        runs.push_back(r);
+    }
+    // A lowered bound keeps the newest.
+    while runs.len() > config.limits.runs_per_schedule {
+        runs.pop_front();
+    }
+    s.set_runs(runs);
     let completed = s.status == ScheduleStatus::Completed;
     if completed != s.cursor.is_none() {
         return Err(corrupt(format!(

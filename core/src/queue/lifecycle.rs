@@ -11,6 +11,7 @@ use crate::wire::command::{Command, Event, Output};
 use crate::wire::config::Limits;
 use crate::wire::ids::JobId;
 use crate::wire::job::JobState;
+use crate::wire::run::JobEnd;
 
 impl Queues {
     /// Applies `f` to job `id`, keeping the indexes in step. If the job
@@ -52,6 +53,17 @@ impl Queues {
         let key_until = rules::key_expires_at(now, cfg);
         let queue = job.queue.clone();
         self.finished.push((id, job.fire.clone()));
+        if let Some(fire) = &job.fire {
+            let end = JobEnd {
+                id,
+                state,
+                attempts: job.attempt,
+                started_at: None,
+                finished_at: Some(now),
+                error: job.last_error.clone(),
+            };
+            self.ended.push((fire.clone(), end));
+        }
         self.transition(id, Some(out), |job| {
             job.state = state;
             job.lease = None;

@@ -248,6 +248,7 @@ impl Queues {
             queues,
             jobs,
             finished,
+            ended: Vec::new(),
             idx: Index::default(),
         };
         restored.rebuild_indexes()?;

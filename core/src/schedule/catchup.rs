@@ -31,6 +31,8 @@ pub(crate) struct Tick<'a> {
     pub skips: &'a mut Skips,
     /// Commands (`schedule_completed`).
     pub out: &'a mut Output,
+    /// `Limits::runs_per_schedule` (skips go to the run history too).
+    pub runs: usize,
 }
 
 /// A run of consecutive boundaries.
@@ -148,8 +150,8 @@ impl Schedule {
         }
         self.n.skipped += span.count;
         self.n.processed += span.count;
-        tick.skips
-            .add(&self.name, reason, span.count, span.first, span.last);
+        let (now, runs) = (tick.now, tick.runs);
+        self.note_skip(tick.skips, reason, span.count, span.first, span.last, now, runs);
         self.move_cursor(span.last, span.next, tick.seed, tick.out)
     }
 
@@ -271,6 +273,7 @@ mod tests {
             seed: 0,
             skips: &mut sk,
             out: &mut out,
+            runs: 50,
         });
         assert_eq!(s.n.skipped, 1_000_000 - 64);
         assert_eq!(s.cursor, Some(t(2_000_000_000 - 63 * 2000)));
@@ -293,6 +296,7 @@ mod tests {
             seed: 0,
             skips: &mut sk,
             out: &mut out,
+            runs: 50,
         });
         // 1..=89 s too old, 90..=98 capped, 99 and 100 selected.
         assert_eq!(s.n.skipped, 98);
@@ -322,6 +326,7 @@ mod tests {
             seed: 0,
             skips: &mut sk,
             out: &mut out,
+            runs: 50,
         });
         assert_eq!(
             (s.n.skipped, s.n.processed, s.cursor),
@@ -349,6 +354,7 @@ mod tests {
             seed: 0,
             skips: &mut sk,
             out: &mut out,
+            runs: 50,
         });
         // 7 active due: 5 capped (1..=3, 7, 8), 4..=6 paused, 9 and 10 selected.
         assert_eq!(s.cursor, Some(t(9000)));
@@ -392,6 +398,7 @@ mod tests {
                 seed: 0,
                 skips: &mut sk,
                 out: &mut out,
+                runs: 50,
             });
             // 100 due: 36 capped (1..=36), 63 superseded (37..=99), 100 fires.
             assert_eq!(s.cursor, Some(t(100_000)), "{overlap:?}");

@@ -7,6 +7,7 @@ mod catchup;
 // The compact decoder's records of the snapshot's schedule state.
 #[cfg(any(feature = "compact-decode", test))]
 mod decode;
+mod runs;
 mod set;
 pub(crate) mod skips;
 mod state;

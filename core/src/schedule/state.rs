@@ -18,6 +18,8 @@ use crate::wire::schedule_def::{
     Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
 };
 use serde::{Deserialize, Serialize};
+use crate::wire::run::RunRecord;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Counters of one schedule (part of the snapshot).
@@ -139,6 +141,8 @@ pub(crate) struct Extras {
     pub in_flight: Vec<InFlight>,
     /// `Counters::seq`.
     pub seq: u64,
+    /// The run history, oldest first (see `runs.rs`).
+    pub runs: VecDeque<RunRecord>,
 }
 
 /// A change of the runtime pause state at `at`: it decides the fate of
@@ -431,6 +435,12 @@ impl Schedule {
         self.x.as_ref().map_or(&[], |x| &x.in_flight)
     }
 
+    /// Replaces the run history (from a snapshot).
+    pub(crate) fn set_runs(&mut self, runs: VecDeque<RunRecord>) {
+        self.x.get_or_insert_with(Box::default).runs = runs;
+        self.shrink_extras();
+    }
+
     /// Adds an in-flight fire.
     pub(crate) fn push_in_flight(&mut self, f: InFlight) {
         self.x.get_or_insert_with(Box::default).in_flight.push(f);
@@ -577,6 +587,9 @@ impl Schedule {
                 if x.pause_log.is_empty() && x.pause_log.capacity() > 0 {
                     x.pause_log = Vec::new();
                 }
+                if x.runs.is_empty() && x.runs.capacity() > 0 {
+                    x.runs = VecDeque::new();
+                }
             }
         }
     }
@@ -695,6 +708,7 @@ impl Schedule {
             in_flight: self.in_flight().iter().map(|f| f.fire.clone()).collect(),
             buffered: self.buffered().is_some(),
             last_epoch: self.last_epoch(),
+            runs: self.runs().iter().rev().cloned().collect(),
         }
     }
 

@@ -96,6 +96,19 @@ pub struct Limits {
     /// the fate of the boundaries after it.
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub pause_changes: usize,
+    /// Runs kept per schedule in its history (`ScheduleInfo::runs`, the
+    /// newest); 0 keeps none. Left out of the JSON at its default, so
+    /// snapshots written before it existed read back byte for byte.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    #[serde(skip_serializing_if = "is_default_runs")]
+    pub runs_per_schedule: usize,
+}
+
+/// Default of [`Limits::runs_per_schedule`].
+pub(crate) const RUNS_PER_SCHEDULE: usize = 50;
+
+fn is_default_runs(n: &usize) -> bool {
+    *n == RUNS_PER_SCHEDULE
 }
 
 impl Default for Limits {
@@ -117,6 +130,7 @@ impl Default for Limits {
             text_bytes: 4_096,
             headers: 64,
             pause_changes: 1_000,
+            runs_per_schedule: RUNS_PER_SCHEDULE,
         }
     }
 }

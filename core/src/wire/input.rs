@@ -4,6 +4,7 @@ use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::QueueConfig;
+use crate::wire::run::JobEnd;
 use crate::wire::schedule_def::{Origin, Overlap, ScheduleDef};
 use serde::{Deserialize, Serialize};
 
@@ -148,6 +149,10 @@ pub enum Input {
         fire: FireId,
         /// How it ended.
         outcome: FireOutcome,
+        /// How its job ended, when the host runs the job itself (Postgres
+        /// mode's job tables): recorded in the schedule's run history.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job: Option<JobEnd>,
     },
     /// Grant (or, with `None`, revoke) leadership.
     Leadership(Option<LeadershipGrant>),

@@ -15,4 +15,5 @@ pub(crate) mod name;
 pub(crate) mod payload;
 pub(crate) mod queue_config;
 pub(crate) mod reply;
+pub(crate) mod run;
 pub(crate) mod schedule_def;

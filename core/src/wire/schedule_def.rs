@@ -4,6 +4,7 @@ use crate::spec::DstPolicy;
 use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId};
 use crate::wire::payload::{Headers, Payload};
+use crate::wire::run::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// A schedule definition, upserted by name.
@@ -189,4 +190,9 @@ pub struct ScheduleInfo {
     pub buffered: bool,
     /// Epoch of the last fire.
     pub last_epoch: Option<Epoch>,
+    /// The last runs (at most `limits.runsPerSchedule`), newest first:
+    /// each fire with its job's outcome, attempts, duration and last
+    /// error, and runs of skipped boundaries with their reason and count.
+    #[serde(default)]
+    pub runs: Vec<RunRecord>,
 }

@@ -4,7 +4,9 @@
 //! (`/v1/schedules`, `/v1/queues`, `/v1/queues/{name}/dead`, serving a
 //! live engine) show the same data in the same JSON.
 
-use chime_core::{Engine, JobInfo, QueueStats, ScheduleInfo, ScheduleStatus, Timestamp};
+use chime_core::{
+    Engine, JobInfo, QueueStats, RunRecord, ScheduleInfo, ScheduleStatus, Timestamp,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -73,6 +75,13 @@ impl Inspection {
                 i.skipped,
                 i.in_flight.len()
             );
+            for r in i.runs.iter().take(RUNS_SHOWN) {
+                let _ = writeln!(s, "    {}", run_line(r));
+            }
+            if i.runs.len() > RUNS_SHOWN {
+                let more = i.runs.len() - RUNS_SHOWN;
+                let _ = writeln!(s, "    … {more} older runs (--json shows them)");
+            }
         }
         let _ = writeln!(s, "\nqueues ({}):", self.queues.len());
         for q in &self.queues {
@@ -110,6 +119,46 @@ impl Inspection {
         }
         s
     }
+}
+
+/// Runs listed per schedule in the text report (newest first).
+const RUNS_SHOWN: usize = 5;
+
+/// One run of the history: `<outcome> <fire or skipped span> …`.
+fn run_line(r: &RunRecord) -> String {
+    let mut s = wire_name(&r.outcome);
+    match &r.fire {
+        Some(fire) => {
+            let reason = r.reason.as_ref().map_or(String::new(), wire_name);
+            let _ = write!(s, "  {fire}  {reason} at {}", r.at);
+        }
+        None => {
+            let why = r.skip_reason.as_ref().map_or(String::new(), wire_name);
+            let last = r.last_nominal.unwrap_or(r.nominal);
+            let _ = write!(s, "  {why} x{}  {} .. {}", r.count, r.nominal, last);
+        }
+    }
+    if let Some(job) = r.job {
+        let _ = write!(s, "  job {}", job.0);
+    }
+    if r.attempts > 0 {
+        let _ = write!(s, "  attempts {}", r.attempts);
+    }
+    if let Some(ms) = r.duration_ms {
+        let _ = write!(s, "  {ms} ms");
+    }
+    if let Some(e) = &r.error {
+        let _ = write!(s, "  error {e:?}");
+    }
+    s
+}
+
+/// A unit enum's wire name (`"catchup"`).
+fn wire_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn status(s: ScheduleStatus) -> &'static str {

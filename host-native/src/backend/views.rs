@@ -7,7 +7,8 @@
 
 use crate::driver::VitalSigns;
 use chime_core::{
-    Engine, EngineConfig, JobInfo, Occurrence, Origin, QueueStats, ScheduleInfo, ScheduleStatus,
+    Engine, EngineConfig, JobInfo, Occurrence, Origin, QueueStats, RunRecord, ScheduleInfo,
+    ScheduleStatus,
     Spec, SpecOptions, Timestamp,
 };
 use serde::{Deserialize, Serialize};
@@ -220,6 +221,11 @@ pub struct ScheduleSummary {
     pub in_flight: usize,
     /// `declared` (by the config) or `api` (made through the API).
     pub origin: Origin,
+    /// The newest entry of the schedule's run history (`None`: nothing
+    /// fired or was skipped yet); the whole history is in
+    /// `GET /v1/schedules/{name}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<RunRecord>,
 }
 
 /// `GET /v1/schedules`: every schedule, in name order.
@@ -249,6 +255,7 @@ impl ScheduleList {
                 skipped: s.skipped,
                 in_flight: s.in_flight.len(),
                 origin: s.def.origin,
+                last_run: s.runs.into_iter().next(),
             })
             .collect();
         ScheduleList { schedules }

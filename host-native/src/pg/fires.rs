@@ -12,7 +12,9 @@
 
 use super::connection::PgError;
 use super::queue::{JobRows, QueueRows, sql};
-use chime_core::{Command, EngineConfig, Event, FireId, FireKind, FireOutcome, JobState};
+use chime_core::{
+    Command, EngineConfig, Event, FireId, FireKind, FireOutcome, JobEnd, JobId, JobState, Timestamp,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::{GenericClient, Transaction};
 
@@ -277,25 +279,32 @@ pub(crate) struct Destination<'a> {
     pub(crate) engine_config: &'a EngineConfig,
 }
 
+/// A fire whose job ended: how (the outcome `FireSettled` carries) and,
+/// while the job row is still there, its detail for the run history.
+pub type Ended = (FireId, FireOutcome, Option<JobEnd>);
+
 /// Up to `max` fires of `engine` whose job has ended (or is gone: finished
 /// jobs are deleted after their queue's retention) and that the leader has
-/// not yet been told about, with how the job ended.
+/// not yet been told about, with how the job ended: its state, attempts,
+/// last claim and end (database clock) and last error.
 pub async fn ended(
     client: &impl GenericClient,
     schema: &str,
     engine: &str,
     max: i64,
-) -> Result<Vec<(FireId, FireOutcome)>, PgError> {
+) -> Result<Vec<Ended>, PgError> {
     let rows = client
         .query(
             &format!(
-                "SELECT f.fire_id, j.state
+                "SELECT f.fire_id, j.state, j.id, j.attempt, {claimed}, {finished}, j.last_error
                  FROM \"{schema}\".chime_fires f
                  LEFT JOIN \"{schema}\".chime_jobs j ON j.id = f.job
                  WHERE f.engine = $1 AND NOT f.settled
                    AND (j.id IS NULL OR j.state IN {ended})
                  LIMIT $2",
                 ended = sql::states(JobState::is_terminal),
+                claimed = sql::ms("j.claimed_at"),
+                finished = sql::ms("j.finished_at"),
             ),
             &[&engine, &max],
         )
@@ -310,13 +319,29 @@ pub async fn ended(
             .map_err(|e| PgError::Stored(format!("fire id {id:?}: {e}")))?;
         // A job that is gone (pruned by retention) counts as succeeded, an
         // ended one by its state.
-        let outcome = match state.map(JobState::from_name) {
+        let state = state.map(JobState::from_name);
+        let outcome = match state {
             None | Some(Some(JobState::Completed)) => FireOutcome::Succeeded,
             Some(_) => FireOutcome::Failed,
         };
-        out.push((fire, outcome));
+        let job = match state.flatten() {
+            Some(state) => Some(JobEnd {
+                id: JobId(r.get::<_, i64>(2) as u64),
+                state,
+                attempts: r.get::<_, i32>(3).max(0) as u32,
+                started_at: r.get::<_, Option<i64>>(4).and_then(ms),
+                finished_at: r.get::<_, Option<i64>>(5).and_then(ms),
+                error: r.get(6),
+            }),
+            None => None,
+        };
+        out.push((fire, outcome, job));
     }
     Ok(out)
+}
+
+fn ms(v: i64) -> Option<Timestamp> {
+    Timestamp::from_millis(v).ok()
 }
 
 /// Records that the leader's engine was told these fires ended (after the

@@ -538,13 +538,14 @@ async fn settle_ended(
     // Sent at once, so the driver commits them in one turn.
     let calls: Vec<_> = fires
         .into_iter()
-        .map(|(fire, outcome)| {
+        .map(|(fire, outcome, job)| {
             let handle = handle.clone();
             tokio::spawn(async move {
                 let r = handle
                     .call(Input::FireSettled {
                         fire: fire.clone(),
                         outcome,
+                        job,
                     })
                     .await;
                 (fire, r)

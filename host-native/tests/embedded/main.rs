@@ -16,6 +16,7 @@ mod api_events_lag;
 mod api_limits;
 mod api_long_poll;
 mod api_openapi;
+mod api_schedule_runs;
 mod api_suite;
 mod api_throughput;
 mod clock_jump;

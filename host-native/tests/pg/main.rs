@@ -37,6 +37,7 @@ mod queue_conformance;
 mod queue_search;
 mod replica_http;
 mod replica_reload;
+mod run_history;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;

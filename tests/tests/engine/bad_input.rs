@@ -198,6 +198,7 @@ fn stateless_inputs(job: JobId, token: LeaseToken) -> Vec<(Input, &'static str)>
             Input::FireSettled {
                 fire: "bad name@5".parse::<FireId>().unwrap(),
                 outcome: FireOutcome::Succeeded,
+                job: None,
             },
             "invalid_name",
         ),
@@ -340,6 +341,7 @@ fn stateful_inputs(job: JobId) -> Vec<(Input, &'static str)> {
             Input::FireSettled {
                 fire: "nope@5".parse::<FireId>().unwrap(),
                 outcome: FireOutcome::Succeeded,
+                job: None,
             },
             "unknown_fire",
         ),

@@ -49,6 +49,7 @@ fn a_refused_release_is_a_queue_full_skip() {
         Input::FireSettled {
             fire: format!("tick@{}", S + 10_000).parse().unwrap(),
             outcome: FireOutcome::Succeeded,
+            job: None,
         },
     );
     assert!(fires(&cmds).is_empty(), "{cmds:?}");

@@ -61,6 +61,7 @@ fn enqueue_command_and_settlement() {
         Input::FireSettled {
             fire: id.clone(),
             outcome: FireOutcome::Succeeded,
+            job: None,
         },
     );
     assert_eq!(r, Reply::FireSettled);
@@ -71,6 +72,7 @@ fn enqueue_command_and_settlement() {
         Input::FireSettled {
             fire: id,
             outcome: FireOutcome::Failed,
+            job: None,
         },
     );
     let never: FireId = format!("sync@{}", S + 90_000).parse().unwrap();
@@ -79,6 +81,7 @@ fn enqueue_command_and_settlement() {
         Input::FireSettled {
             fire: never,
             outcome: FireOutcome::Succeeded,
+            job: None,
         },
     );
     assert_eq!(r.unwrap_err().code(), "unknown_fire");

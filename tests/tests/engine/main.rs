@@ -45,6 +45,7 @@ mod redefined;
 mod restored_grant_expired;
 mod restored_ready_fire;
 mod resume_by_nominal;
+mod run_history;
 mod schedule_names;
 mod schedule_origin;
 mod simulation;

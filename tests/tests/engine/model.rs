@@ -639,7 +639,11 @@ impl Model {
                 let same = self.incarnation.get(&*fire.schedule).copied().unwrap_or(0) == inc
                     && self.chk.tracks(&fire.schedule);
                 let outcome = chime_core::FireOutcome::Succeeded;
-                let (r, _) = self.step(Input::FireSettled { fire, outcome });
+                let (r, _) = self.step(Input::FireSettled {
+                    fire,
+                    outcome,
+                    job: None,
+                });
                 if same {
                     assert_eq!(Model::code(&r), "ok", "{r:?}");
                 } else {

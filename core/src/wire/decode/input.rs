@@ -4,11 +4,12 @@
 
 use super::enums::VariantKey;
 use super::records::{QueueConfigB, ScheduleDefB};
-use super::{Decode, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
+use super::{Decode, Field, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
 use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};
 use crate::wire::payload::{Headers, Payload};
+use crate::wire::run::JobEnd;
 use crate::wire::schedule_def::{Origin, Overlap};
 use serde::de::{Deserializer, EnumAccess, VariantAccess, Visitor};
 use std::fmt;
@@ -62,6 +63,7 @@ struct InputArgs {
     before: Option<Option<Timestamp>>,
     fire: Option<FireId>,
     outcome: Option<FireOutcome>,
+    job_end: <Option<JobEnd> as Field>::Store,
     owner: Option<String>,
     ttl_ms: Option<i64>,
     origin: Option<Origin>,
@@ -94,6 +96,7 @@ enum Arg {
     Before,
     Fire,
     Outcome,
+    JobEnd,
     Owner,
     TtlMs,
     Origin,
@@ -196,10 +199,10 @@ static ARGS: [Option<ArgShape>; 24] = [
     )),
     Some(variant!(
         "FireSettled",
-        "2 elements",
-        ["fire", "outcome"],
-        [Fire, Outcome],
-        0
+        "3 elements",
+        ["fire", "outcome", "job"],
+        [Fire, Outcome, JobEnd],
+        0b100
     )),
     None,
     Some(variant!(
@@ -256,6 +259,7 @@ impl Record for InputArgs {
             Arg::Before => Slot::OptTs(&mut self.before),
             Arg::Fire => Slot::FireId(&mut self.fire),
             Arg::Outcome => Slot::Outcome(&mut self.outcome),
+            Arg::JobEnd => <Option<JobEnd> as Field>::slot(&mut self.job_end),
             Arg::Owner => Slot::Str(&mut self.owner),
             Arg::TtlMs => Slot::I64(&mut self.ttl_ms),
             Arg::Origin => Slot::Origin(&mut self.origin),
@@ -322,6 +326,7 @@ impl Record for InputArgs {
             16 => Input::FireSettled {
                 fire: req(self.fire.take(), "fire")?,
                 outcome: req(self.outcome.take(), "outcome")?,
+                job: <Option<JobEnd> as Field>::take(&mut self.job_end).flatten(),
             },
             18 => Input::AcquireLease {
                 name: req(self.name.take(), "name")?,

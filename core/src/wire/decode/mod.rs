@@ -56,8 +56,10 @@ use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{FireOutcome, Input};
 use crate::wire::job::JobState;
+use crate::wire::command::{FireReason, SkipReason};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::QueueMode;
+use crate::wire::run::RunOutcome;
 use crate::wire::schedule_def::{Origin, Overlap, ScheduleStatus};
 use serde::Deserialize;
 use serde::de::{
@@ -323,6 +325,9 @@ scalar_fields! {
     ScheduleStatus => Status,
     JobState => JobState,
     FireOutcome => Outcome,
+    Option<FireReason> => OptFireReason,
+    Option<SkipReason> => OptSkipReason,
+    RunOutcome => RunOutcome,
     Option<GapPolicy> => OptGap,
     Option<FoldPolicy> => OptFold,
     Input => Input,
@@ -364,6 +369,9 @@ pub(crate) enum Slot<'a> {
     Status(&'a mut Option<ScheduleStatus>),
     JobState(&'a mut Option<JobState>),
     Outcome(&'a mut Option<FireOutcome>),
+    OptFireReason(&'a mut Option<Option<FireReason>>),
+    OptSkipReason(&'a mut Option<Option<SkipReason>>),
+    RunOutcome(&'a mut Option<RunOutcome>),
     OptGap(&'a mut Option<Option<GapPolicy>>),
     OptFold(&'a mut Option<Option<FoldPolicy>>),
     Input(&'a mut Option<Input>),
@@ -420,6 +428,10 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Slot::Status(o) => *o = Some(Decode::decode(d)?),
             Slot::JobState(o) => *o = Some(Decode::decode(d)?),
             Slot::Outcome(o) => *o = Some(Decode::decode(d)?),
+            // Run history enums: read by their own derived impls.
+            Slot::OptFireReason(o) => *o = Some(Deserialize::deserialize(d)?),
+            Slot::OptSkipReason(o) => *o = Some(Deserialize::deserialize(d)?),
+            Slot::RunOutcome(o) => *o = Some(Deserialize::deserialize(d)?),
             Slot::OptGap(o) => *o = Some(option(d)?),
             Slot::OptFold(o) => *o = Some(option(d)?),
             Slot::Input(o) => *o = Some(Input::decode(d)?),

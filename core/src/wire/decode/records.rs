@@ -3,7 +3,11 @@
 use super::record_decoder;
 use crate::spec::{DstPolicy, FoldPolicy, GapPolicy};
 use crate::time::Timestamp;
+use crate::wire::command::{FireReason, SkipReason};
 use crate::wire::config::{EngineConfig, Limits};
+use crate::wire::ids::{FireId, JobId};
+use crate::wire::job::JobState;
+use crate::wire::run::{JobEnd, RunOutcome, RunRecord};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueTotals, Retention};
 use crate::wire::schedule_def::{Catchup, Origin, Overlap, ScheduleDef, Target};
@@ -81,7 +85,7 @@ record_decoder! {
 }
 
 record_decoder! {
-    LimitsB => Limits, "Limits", "16 elements", deny_unknown: true;
+    LimitsB => Limits, "Limits", "17 elements", deny_unknown: true;
     payload_bytes: usize, "payloadBytes", or(Limits::default().payload_bytes);
     name_chars: usize, "nameChars", or(Limits::default().name_chars);
     schedules: usize, "schedules", or(Limits::default().schedules);
@@ -98,6 +102,7 @@ record_decoder! {
     text_bytes: usize, "textBytes", or(Limits::default().text_bytes);
     headers: usize, "headers", or(Limits::default().headers);
     pause_changes: usize, "pauseChanges", or(Limits::default().pause_changes);
+    runs_per_schedule: usize, "runsPerSchedule", or(Limits::default().runs_per_schedule);
 }
 
 // A queue's totals (a wire type), as snapshots keep them.
@@ -111,4 +116,33 @@ record_decoder! {
     expired: u64, "expired", req;
     cancelled: u64, "cancelled", req;
     interrupted: u64, "interrupted", def;
+}
+
+// A schedule's run history (snapshots) and a job's end (`FireSettled`).
+record_decoder! {
+    RunRecordB => RunRecord, "RunRecord", "14 elements", deny_unknown: true;
+    fire: Option<FireId>, "fire", def;
+    nominal: Timestamp, "nominal", req;
+    last_nominal: Option<Timestamp>, "lastNominal", def;
+    reason: Option<FireReason>, "reason", def;
+    skip_reason: Option<SkipReason>, "skipReason", def;
+    at: Timestamp, "at", req;
+    count: u64, "count", req;
+    outcome: RunOutcome, "outcome", req;
+    job: Option<JobId>, "job", def;
+    attempts: u32, "attempts", def;
+    started_at: Option<Timestamp>, "startedAt", def;
+    finished_at: Option<Timestamp>, "finishedAt", def;
+    duration_ms: Option<i64>, "durationMs", def;
+    error: Option<String>, "error", def;
+}
+
+record_decoder! {
+    JobEndB => JobEnd, "JobEnd", "6 elements", deny_unknown: true;
+    id: JobId, "id", req;
+    state: JobState, "state", req;
+    attempts: u32, "attempts", def;
+    started_at: Option<Timestamp>, "startedAt", def;
+    finished_at: Option<Timestamp>, "finishedAt", def;
+    error: Option<String>, "error", def;
 }

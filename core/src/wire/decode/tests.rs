@@ -64,6 +64,8 @@ const INPUTS: &[&str] = &[
     r#"{"purgeDead":["q",null]}"#,
     r#"{"fireSettled":{"fire":"s@1000#m2","outcome":"succeeded"}}"#,
     r#"{"fireSettled":{"fire":"s","outcome":"failed"}}"#,
+    r#"{"fireSettled":{"fire":"s@1000","outcome":"failed","job":{"id":7,"state":"dead","attempts":3,"startedAt":5,"finishedAt":9,"error":"x"}}}"#,
+    r#"{"fireSettled":{"fire":"s@1000","outcome":"failed","job":{"id":7,"state":"completed"}}}"#,
     r#"{"leadership":{"epoch":3,"validUntil":99}}"#,
     r#"{"leadership":null}"#,
     r#"{"leadership":[3,99]}"#,
