@@ -16,3 +16,4 @@ pub(crate) mod payload;
 pub(crate) mod queue_config;
 pub(crate) mod reply;
 pub(crate) mod schedule_def;
+pub(crate) mod tz_change;
