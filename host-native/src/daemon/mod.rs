@@ -11,3 +11,4 @@ pub mod plan;
 pub mod preview;
 pub mod replay;
 pub mod run;
+pub mod tzdb;
