@@ -22,6 +22,7 @@ import type {
   ScheduleDef,
   ScheduleInfo,
   SkipReason,
+  TzRuleChange,
 } from './types/wire.js';
 
 export type * from './types/wire.js';
@@ -229,6 +230,8 @@ export class Engine {
   job(id: number): JobInfo | undefined;
   /** Canonical snapshot JSON. */
   snapshot(): string;
+  /** The zoned boundaries the restore that made this engine moved (another tz database release; also `tz_rules_changed` events); `[]` otherwise. */
+  restoredTzChanges(): TzRuleChange[];
   static restore(snapshot: string): Engine;
   static replay(snapshot: string | null, journal: string): Replayed;
   /** Frees the wasm memory now; later calls throw ChimeError `freed`, a second free() does nothing. */

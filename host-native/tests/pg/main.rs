@@ -39,4 +39,5 @@ mod replica_reload;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;
+mod tzdb_recorded;
 mod wrong_password;
