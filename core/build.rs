@@ -65,7 +65,7 @@ fn main() {
 fn pack(name: &str, data: &[u8]) -> Vec<u8> {
     let tzif = Tzif::parse(data).unwrap_or_else(|e| panic!("{name}: bad TZif data: {e}"));
     let mut out = Vec::new();
-    let (initial, changes, rule_from) = tzif.from_1970();
+    let (initial, changes, rule_from) = tzif.since_1970();
     ivar(&mut out, i64::from(initial));
     uvar(&mut out, changes.len() as u64);
     let mut prev = 0;

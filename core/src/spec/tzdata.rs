@@ -78,7 +78,7 @@ impl ZoneData {
     /// release than the bundled one), or why they are not TZif.
     pub(crate) fn from_tzif(name: &str, bytes: &[u8]) -> Result<ZoneData, String> {
         let tzif = super::tzif::Tzif::parse(bytes)?;
-        let (initial_offset, transitions, rule_from) = tzif.from_1970();
+        let (initial_offset, transitions, rule_from) = tzif.since_1970();
         let rule = match tzif.footer.as_str() {
             "" => None,
             text => Some(PosixTz::parse(text).ok_or_else(|| format!("bad TZ rule {text:?}"))?),

@@ -61,7 +61,7 @@ impl Tzif {
     /// the offset changes from 1970 on (`(UTC second, new offset)`), and
     /// the UTC second of the last transition, after which the footer's
     /// rule applies (`i64::MIN` if there is none; it may keep the offset).
-    pub(crate) fn from_1970(&self) -> (i32, Vec<(i64, i32)>, i64) {
+    pub(crate) fn since_1970(&self) -> (i32, Vec<(i64, i32)>, i64) {
         let initial = self.offset_before(0);
         let mut offset = initial;
         let mut changes = Vec::new();
