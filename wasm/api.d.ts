@@ -23,6 +23,7 @@ import type {
   RunRecord,
   ScheduleInfo,
   SkipReason,
+  TzRuleChange,
 } from './types/wire.js';
 
 export type * from './types/wire.js';
@@ -232,6 +233,8 @@ export class Engine {
   job(id: number): JobInfo | undefined;
   /** Canonical snapshot JSON. */
   snapshot(): string;
+  /** The zoned boundaries the restore that made this engine moved (another tz database release; also `tz_rules_changed` events); `[]` otherwise. */
+  restoredTzChanges(): TzRuleChange[];
   static restore(snapshot: string): Engine;
   static replay(snapshot: string | null, journal: string): Replayed;
   /** Frees the wasm memory now; later calls throw ChimeError `freed`, a second free() does nothing. */

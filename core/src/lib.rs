@@ -75,6 +75,7 @@ mod wire;
 // The engine and its persistence.
 pub use engine::outbox::{Delivery, Outbox};
 pub use engine::snapshot::{SNAPSHOT_FORMAT, Snapshot};
+pub use engine::tzdb::{MAX_DIFF_FIRES, Restored, TzdbDiff, tzdb_diff};
 pub use engine::{Engine, validate_input};
 
 /// The journal of inputs: a namespace of functions (`journal::read`,
@@ -84,8 +85,8 @@ pub use engine::journal;
 
 // Time and specs.
 pub use spec::{
-    DstNote, DstPolicy, FoldPolicy, GapPolicy, Occurrence, Spec, SpecError, SpecOptions,
-    tzdb_version,
+    DstNote, DstPolicy, FoldPolicy, GapPolicy, MAX_TZIF_BYTES, MAX_TZIF_ZONES, Occurrence, Spec,
+    SpecError, SpecOptions, TzDatabase, tzdb_version,
 };
 pub use time::{Timestamp, TimestampOutOfRange};
 
@@ -116,6 +117,7 @@ pub use wire::run::{JobEnd, RunOutcome, RunRecord};
 pub use wire::schedule_def::{
     Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
 };
+pub use wire::tz_change::TzRuleChange;
 
 /// Internals that only tests and benchmarks reach (feature `testing`): the
 /// cron matcher on its own, civil date-times, the duration grammar and the

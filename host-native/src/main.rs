@@ -6,7 +6,7 @@ use chime_native::daemon::client::{self, ApiCmd, ClientError};
 use chime_native::daemon::crontab::CrontabOptions;
 use chime_native::daemon::plan::{Diagnostic, Format, Plan};
 use chime_native::daemon::replay::Trace;
-use chime_native::daemon::{logs, preview, run};
+use chime_native::daemon::{logs, preview, run, tzdb};
 use chime_native::driver::{Clock, SystemClock};
 use chime_native::http::{DEAD_LIMIT, Inspection};
 use chime_native::pg::PgConfig;
@@ -81,6 +81,9 @@ enum Cmd {
     /// HTTP API tokens.
     #[command(subcommand)]
     Token(TokenCmd),
+    /// The bundled tz database (docs/dst.md).
+    #[command(subcommand)]
+    Tzdb(TzdbCmd),
     /// Show schedules, queue depths and dead letters of a data directory
     /// that no daemon holds.
     Inspect {
@@ -104,6 +107,32 @@ enum Cmd {
     /// The HTTP API's client commands (docs/clients.md).
     #[command(flatten)]
     Api(ApiCmd),
+}
+
+#[derive(Subcommand)]
+enum TzdbCmd {
+    /// Which schedules' next fires move under this binary's tz database
+    /// compared with the release a snapshot was computed with: read it
+    /// before upgrading a deployment.
+    #[command(group(clap::ArgGroup::new("source").required(true).args(["data_dir", "snapshot"])))]
+    Diff {
+        /// A data directory that no daemon holds (stop it first).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// A snapshot file (JSON).
+        #[arg(long)]
+        snapshot: Option<PathBuf>,
+        /// A zoneinfo directory with the snapshot's release (TZif files,
+        /// `+VERSION`): compares the next N fires, not only the pending one.
+        #[arg(long)]
+        zoneinfo: Option<PathBuf>,
+        /// Fires per schedule to compare (with --zoneinfo).
+        #[arg(long, default_value_t = 10)]
+        next: usize,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -279,6 +308,22 @@ fn real_main() -> anyhow::Result<()> {
         } => validate(&file, Format::of(&file, crontab), cron.options()),
         Cmd::Replay { path, record } => replay(&path, record.as_deref()),
         Cmd::Token(TokenCmd::New { name, scopes }) => token_new(&name, &scopes),
+        Cmd::Tzdb(TzdbCmd::Diff {
+            data_dir,
+            snapshot,
+            zoneinfo,
+            next,
+            json,
+        }) => {
+            let source = match (&data_dir, &snapshot) {
+                (Some(d), _) => tzdb::Source::DataDir(d),
+                (None, Some(f)) => tzdb::Source::Snapshot(f),
+                (None, None) => unreachable!("clap requires one"),
+            };
+            let text = tzdb::diff(source, zoneinfo.as_deref(), next, json)?;
+            out(text.trim_end());
+            Ok(())
+        }
         Cmd::Inspect {
             data,
             url,

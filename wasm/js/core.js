@@ -290,6 +290,14 @@ export class Engine {
     return this.#r.snapshot();
   }
 
+  /**
+   * What the restore that made this engine moved: one `TzRuleChange` per
+   * zoned boundary the bundled tz database puts at another instant than
+   * the snapshot's did (also emitted as `tz_rules_changed` events); `[]`
+   * for an engine not restored, or restored under the same release.
+   */
+  restoredTzChanges() { return JSON.parse(this.#r.restoredTzChanges()); }
+
   /** An engine from `snapshot()` JSON. */
   static restore(snapshot) {
     ensureReady();

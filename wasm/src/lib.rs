@@ -29,6 +29,8 @@ pub struct JsEngine {
     batch: Vec<Command>,
     /// The last drain in packed form, until JS takes its numbers.
     packed: packed::Packed,
+    /// What the restore that made this engine moved (`TzRuleChange[]`).
+    tz_changes: Vec<chime_core::TzRuleChange>,
 }
 
 impl JsEngine {
@@ -37,6 +39,7 @@ impl JsEngine {
             engine,
             batch: Vec::new(),
             packed: packed::Packed::default(),
+            tz_changes: Vec::new(),
         }
     }
 }
@@ -188,10 +191,20 @@ impl JsEngine {
 
     /// An engine from snapshot JSON.
     pub fn restore(snapshot: &str) -> Result<JsEngine, JsValue> {
-        let engine = Snapshot::from_json(snapshot)
-            .and_then(Engine::restore)
+        let restored = Snapshot::from_json(snapshot)
+            .and_then(|s| Engine::restore_with(s, chime_core::TzDatabase::bundled()))
             .map_err(|e| JsValue::from(engine_error(&e)))?;
-        Ok(JsEngine::wrap(engine))
+        let mut js = JsEngine::wrap(restored.engine);
+        js.tz_changes = restored.tz_changes;
+        Ok(js)
+    }
+
+    /// The zoned boundaries the restore that made this engine moved to a
+    /// new instant (the snapshot was computed with another tz database),
+    /// as `TzRuleChange[]` JSON; `[]` otherwise.
+    #[wasm_bindgen(js_name = restoredTzChanges)]
+    pub fn restored_tz_changes(&self) -> String {
+        to_json(&self.tz_changes)
     }
 
     /// Restores `snapshot` (JSON; `""` for a new default engine) and

@@ -15,12 +15,16 @@ pub(crate) mod planted;
 mod schedule_inputs;
 mod search;
 pub(crate) mod snapshot;
+pub(crate) mod tzdb;
+#[cfg(test)]
+mod tzdb_tests;
 pub(crate) mod validate;
 
 use crate::lease::Leases;
 use crate::queue::Queues;
 use crate::schedule::Schedules;
 use crate::schedule::skips::Skips;
+use crate::spec::TzDatabase;
 use crate::time::Timestamp;
 use crate::wire::command::{CancelReason, Command, Output};
 use crate::wire::config::EngineConfig;
@@ -65,6 +69,9 @@ pub struct Engine {
     /// A graceful stop has begun (`Input::Stop`) and no `Input::Recover`
     /// has ended it: nothing fires (part of the snapshot).
     pub(crate) stopping: bool,
+    /// The tz database specs are evaluated with (the bundled one but in
+    /// tests and `tzdb_diff`); its release is part of the snapshot.
+    pub(crate) tzdb: TzDatabase,
     /// The planted bug, if any (tests only; never serialized).
     #[cfg(feature = "testing")]
     pub(crate) planted: Option<planted::PlantedBug>,
@@ -74,6 +81,13 @@ pub struct Engine {
 impl Engine {
     /// A new engine at clock 0 (the first `handle` moves it to `now`).
     pub fn new(config: EngineConfig) -> Engine {
+        Engine::with_tzdb(config, TzDatabase::bundled())
+    }
+
+    /// A new engine that evaluates specs with `tzdb` instead of the bundled
+    /// database: what tests of a tz database upgrade write their old
+    /// snapshot with. Hosts use [`Engine::new`].
+    pub fn with_tzdb(config: EngineConfig, tzdb: TzDatabase) -> Engine {
         Engine {
             config,
             clock: Timestamp::MIN,
@@ -85,6 +99,7 @@ impl Engine {
             skips: Skips::default(),
             backlog: false,
             stopping: false,
+            tzdb,
             #[cfg(feature = "testing")]
             planted: None,
         }
@@ -213,7 +228,7 @@ impl Engine {
         }
         // Stateless checks see the `now` the input will be applied at.
         let at = now.max(self.clock);
-        let prepared = validate::prepare(&input, &self.config, at)?;
+        let prepared = validate::prepare(&input, &self.config, &self.tzdb, at)?;
         let reply = if let Input::Recover = input {
             // Before the advance: a lease that ran out while the host was
             // down is an interruption, not a `lease_expired` failure, and

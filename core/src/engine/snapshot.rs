@@ -8,11 +8,13 @@
 
 use crate::engine::Engine;
 pub(crate) use crate::engine::leadership::Leadership;
+use crate::engine::tzdb::{self, CivilRecord, Restored, TzContext};
 use crate::engine::validate;
 use crate::lease::Leases;
 use crate::queue::Queues;
 use crate::schedule::Schedules;
 use crate::schedule::{Buffered, Counters, Grid, GridKey, InFlight, PauseChange, Schedule};
+use crate::spec::TzDatabase;
 use crate::time::Timestamp;
 use crate::wire::config::EngineConfig;
 use crate::wire::error::Error;
@@ -59,6 +61,10 @@ pub struct Snapshot {
     leases: Leases,
     #[serde(default, skip_serializing_if = "is_false")]
     stopping: bool,
+    /// The tz database release the cursors were computed with (absent in
+    /// snapshots written before chime recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tzdb: Option<String>,
 }
 
 /// One schedule in a snapshot.
@@ -84,13 +90,17 @@ pub(crate) struct ScheduleState {
     /// The run history, oldest first (absent in older snapshots: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     runs: Vec<RunRecord>,
+    /// What a zoned cursor means: civil time, zone, offset (see
+    /// `engine::tzdb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    civil: Option<CivilRecord>,
 }
 
 // The compact decoder's records of the snapshot (see `wire::decode`):
 // fields in declaration order, as the derive reads them.
 #[cfg(any(feature = "compact-decode", test))]
 mod decode {
-    use super::{Leadership, ScheduleState, Snapshot};
+    use super::{CivilRecord, Leadership, ScheduleState, Snapshot};
     use crate::lease::Leases;
     use crate::queue::Queues;
     use crate::schedule::{Buffered, Counters, InFlight, PauseChange};
@@ -103,7 +113,7 @@ mod decode {
     use crate::wire::schedule_def::{ScheduleDef, ScheduleStatus};
 
     record_decoder! {
-        SnapshotB => Snapshot, "Snapshot", "10 elements", deny_unknown: true;
+        SnapshotB => Snapshot, "Snapshot", "11 elements", deny_unknown: true;
         format: u32, "format", req;
         config: EngineConfig, "config", req;
         clock: Timestamp, "clock", req;
@@ -114,6 +124,7 @@ mod decode {
         queues: Queues, "queues", req;
         leases: Leases, "leases", req;
         stopping: bool, "stopping", def;
+        tzdb: Option<String>, "tzdb", def;
     }
 
     record_decoder! {
@@ -129,6 +140,7 @@ mod decode {
         buffered: Option<Buffered>, "buffered", def;
         pause_log: Vec<PauseChange>, "pauseLog", def;
         runs: Vec<RunRecord>, "runs", def;
+        civil: Option<CivilRecord>, "civil", def;
     }
 
     record_decoder! {
@@ -177,6 +189,12 @@ impl Snapshot {
     pub fn format(&self) -> u32 {
         self.format
     }
+
+    /// The tz database release the snapshot's cursors were computed with
+    /// (`None` for snapshots written before chime recorded it).
+    pub fn tzdb(&self) -> Option<&str> {
+        self.tzdb.as_deref()
+    }
 }
 
 fn corrupt(message: String) -> Error {
@@ -201,19 +219,40 @@ impl Engine {
             queues: self.queues.clone(),
             leases: self.leases.clone(),
             stopping: self.stopping,
+            tzdb: Some(self.tzdb.version().to_string()),
         }
     }
 
     /// An engine from a snapshot. Specs are re-parsed (a zone database
     /// change could make one invalid: that is an error, not a panic).
+    /// Under another tz database than the snapshot's, zoned cursors move
+    /// to their civil time's new instant, each reported as an
+    /// [`crate::Event::TzRulesChanged`] waiting in [`Engine::poll_command`]
+    /// (see [`Engine::restore_with`] for the list itself).
     pub fn restore(snapshot: Snapshot) -> Result<Engine, Error> {
+        Engine::restore_with(snapshot, TzDatabase::bundled()).map(|r| r.engine)
+    }
+
+    /// [`Engine::restore`] under `tzdb`, with the boundaries it moved.
+    ///
+    /// When the snapshot records another release than `tzdb`'s, every
+    /// zoned schedule's cursor (its next unprocessed boundary) is found
+    /// again from the civil time it stands for, never at or before the
+    /// boundary before it (so nothing fires twice); fires already made,
+    /// in flight or buffered keep their instants, and the counters are
+    /// untouched (the accounting identity holds: the cursor is still the
+    /// next unprocessed boundary). Each moved cursor is a
+    /// [`crate::TzRuleChange`] in the result and an event.
+    pub fn restore_with(snapshot: Snapshot, tzdb: TzDatabase) -> Result<Restored, Error> {
         if !(OLDEST_FORMAT..=SNAPSHOT_FORMAT).contains(&snapshot.format) {
             return Err(corrupt(format!(
                 "format {} is not in {OLDEST_FORMAT}..={SNAPSHOT_FORMAT}",
                 snapshot.format
             )));
         }
-        let mut engine = Engine::new(snapshot.config);
+        let tz = TzContext::new(snapshot.tzdb.clone(), &tzdb);
+        let mut changes = Vec::new();
+        let mut engine = Engine::with_tzdb(snapshot.config, tzdb);
         engine.clock = snapshot.clock;
         engine.leadership = snapshot.leadership;
         engine.queues = snapshot.queues;
@@ -223,7 +262,7 @@ impl Engine {
         schedules.version_floor = snapshot.version_floor;
         schedules.seq_floor = snapshot.seq_floor;
         for st in snapshot.schedules {
-            let mut s = schedule_of(st, &engine.config)?;
+            let mut s = schedule_of(st, &engine.config, &engine.tzdb, &tz, &mut changes)?;
             if schedules.idx(&s.name).is_some() {
                 return Err(corrupt(format!("schedule {:?} twice", s.name)));
             }
@@ -236,7 +275,11 @@ impl Engine {
             .schedules
             .next_due()
             .is_some_and(|d| d <= engine.clock);
-        Ok(engine)
+        tzdb::report(&mut engine, &changes);
+        Ok(Restored {
+            engine,
+            tz_changes: changes,
+        })
     }
 }
 
@@ -253,11 +296,18 @@ fn state_of(s: &Schedule) -> ScheduleState {
         buffered: s.buffered().cloned(),
         pause_log: s.pause_log().to_vec(),
         runs: s.runs().iter().cloned().collect(),
+        civil: tzdb::record_of(s),
     }
 }
 
-fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Error> {
-    let spec = validate::check_def(&st.def, config)?;
+fn schedule_of(
+    st: ScheduleState,
+    config: &EngineConfig,
+    db: &TzDatabase,
+    tz: &TzContext,
+    changes: &mut Vec<crate::wire::tz_change::TzRuleChange>,
+) -> Result<Schedule, Error> {
+    let spec = validate::check_def(&st.def, config, db)?;
     let grid = Arc::new(Grid::new(GridKey::of(&st.def), spec));
     let queue = st.def.target.queue.as_str().into();
     let mut s = Schedule::new(st.def, grid, queue);
@@ -317,6 +367,12 @@ fn schedule_of(st: ScheduleState, config: &EngineConfig) -> Result<Schedule, Err
             "schedule {:?}: cursor and status disagree",
             s.name
         )));
+    }
+    if let (Some(c), Some(rec)) = (s.cursor, &st.civil)
+        && let Some(change) = tz.recompute(&s, c, rec).map_err(corrupt)?
+    {
+        s.cursor = Some(change.new_at);
+        changes.push(change);
     }
     if let Some(c) = s.cursor {
         // A cursor off the spec's grid (a tz database update between builds

@@ -3,7 +3,7 @@
 //! Checks that need state (unknown job, stale token, stale epoch) happen
 //! where the input is applied, still before anything is mutated.
 
-use crate::spec::{Spec, SpecOptions};
+use crate::spec::{Spec, SpecOptions, TzDatabase};
 use crate::time::Timestamp;
 use crate::wire::config::{EngineConfig, Limits};
 use crate::wire::error::Error;
@@ -54,12 +54,13 @@ fn invalid(field: &'static str, message: impl Into<String>) -> Error {
 /// backend holds the queue. State-dependent refusals (an unknown queue, a
 /// stale token) are the backend's to give.
 pub fn validate_input(input: &Input, config: &EngineConfig, now: Timestamp) -> Result<(), Error> {
-    prepare(input, config, now).map(drop)
+    prepare(input, config, &TzDatabase::bundled(), now).map(drop)
 }
 
 pub(crate) fn prepare(
     input: &Input,
     config: &EngineConfig,
+    tzdb: &TzDatabase,
     now: Timestamp,
 ) -> Result<Prepared, Error> {
     let limits = &config.limits;
@@ -69,7 +70,9 @@ pub(crate) fn prepare(
         Input::Recover | Input::Stop => {}
         // `error` is truncated, `retry_at` is any valid instant: nothing to refuse.
         Input::Fail { .. } => {}
-        Input::UpsertSchedule(def) => return Ok(Prepared::Spec(Box::new(check_def(def, config)?))),
+        Input::UpsertSchedule(def) => {
+            return Ok(Prepared::Spec(Box::new(check_def(def, config, tzdb)?)));
+        }
         Input::RemoveSchedule { name, .. }
         | Input::PauseSchedule { name, .. }
         | Input::ResumeSchedule { name }
@@ -130,7 +133,11 @@ pub(crate) fn prepare(
 }
 
 /// Validates a schedule definition and parses its spec.
-pub(crate) fn check_def(def: &ScheduleDef, config: &EngineConfig) -> Result<Spec, Error> {
+pub(crate) fn check_def(
+    def: &ScheduleDef,
+    config: &EngineConfig,
+    tzdb: &TzDatabase,
+) -> Result<Spec, Error> {
     let limits = &config.limits;
     name::validate("schedule", &def.name, limits.name_chars)?;
     name::validate("queue", &def.target.queue, limits.name_chars)?;
@@ -183,7 +190,7 @@ pub(crate) fn check_def(def: &ScheduleDef, config: &EngineConfig) -> Result<Spec
         min_interval_ms: config.min_interval_ms,
         horizon_years: config.horizon_years,
     };
-    Ok(Spec::parse(&def.spec, &opts)?)
+    Ok(Spec::parse_with(&def.spec, &opts, tzdb)?)
 }
 
 /// Checks a queue config on its own (the mode switch is checked by the caller).

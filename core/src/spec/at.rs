@@ -14,6 +14,7 @@
 //! rounded. Instants must fall in years 1970..=9999.
 
 use super::dst::{FoldPolicy, GapPolicy};
+use super::tzdb::TzDatabase;
 use super::zone::{LocalResolution, ZoneTable};
 use super::{SpecError, SpecOptions};
 use crate::time::Timestamp;
@@ -28,9 +29,9 @@ pub(crate) struct At {
 }
 
 /// Parses the text after `@at`.
-pub(crate) fn parse(rest: &str, opts: &SpecOptions) -> Result<At, SpecError> {
+pub(crate) fn parse(rest: &str, opts: &SpecOptions, db: &TzDatabase) -> Result<At, SpecError> {
     let zone = match &opts.tz {
-        Some(name) => ZoneTable::get(name)?,
+        Some(name) => db.zone(name)?,
         None => ZoneTable::utc(),
     };
     let written = Written::parse(rest).map_err(|e| {
@@ -288,6 +289,10 @@ fn out_of_range(text: &str) -> SpecError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(rest: &str, opts: &SpecOptions) -> Result<At, SpecError> {
+        super::parse(rest, opts, &TzDatabase::bundled())
+    }
     use crate::spec::DstPolicy;
 
     fn opts(tz: Option<&str>, gap: Option<GapPolicy>, fold: Option<FoldPolicy>) -> SpecOptions {

@@ -10,6 +10,7 @@
 //! what happens to matches there (see `docs/dst.md`).
 
 use super::cron::CronSpec;
+use super::tzdb::TzDatabase;
 use super::zone::{Segment, ZoneTable};
 use super::{DstNote, SpecError, SpecOptions};
 use crate::time::Timestamp;
@@ -97,14 +98,18 @@ impl ZonedCron {
     /// Parses cron text; the zone is `opts.tz`, else the `CRON_TZ=`/`TZ=`
     /// prefix, else UTC. Both given and naming different zones is an error.
     #[inline]
-    pub(crate) fn parse(text: &str, opts: &SpecOptions) -> Result<ZonedCron, SpecError> {
+    pub(crate) fn parse(
+        text: &str,
+        opts: &SpecOptions,
+        db: &TzDatabase,
+    ) -> Result<ZonedCron, SpecError> {
         let parsed = CronSpec::parse(text)?;
         let zone = match (&opts.tz, &parsed.tz) {
             (None, None) => ZoneTable::utc(),
-            (Some(name), None) | (None, Some(name)) => ZoneTable::get(name)?,
+            (Some(name), None) | (None, Some(name)) => db.zone(name)?,
             (Some(opt), Some(prefix)) => {
-                let a = ZoneTable::get(opt)?;
-                let b = ZoneTable::get(prefix)?;
+                let a = db.zone(opt)?;
+                let b = db.zone(prefix)?;
                 if !a.name().eq_ignore_ascii_case(b.name()) {
                     return Err(SpecError::invalid(format!(
                         "conflicting time zones: the spec says {prefix:?} but tz is {opt:?}"

@@ -15,14 +15,18 @@ mod dst;
 pub(crate) mod duration;
 mod error;
 mod every;
+pub(crate) mod meaning;
 mod posix;
 pub(crate) mod preview;
 mod tzdata;
+mod tzdb;
+mod tzif;
 pub(crate) mod zone;
 
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
 pub use error::SpecError;
 pub use preview::{DstNote, Occurrence};
+pub use tzdb::{MAX_TZIF_BYTES, MAX_TZIF_ZONES, TzDatabase};
 
 use crate::time::Timestamp;
 
@@ -75,6 +79,12 @@ impl Spec {
     /// Parses `text` under `opts`. Never consults a clock; use
     /// [`Spec::next_after`] with the current time to check that it fires.
     pub fn parse(text: &str, opts: &SpecOptions) -> Result<Spec, SpecError> {
+        Spec::parse_with(text, opts, &TzDatabase::bundled())
+    }
+
+    /// [`Spec::parse`] with zones from `db` rather than the bundled
+    /// database (an engine made with [`crate::Engine::with_tzdb`]).
+    pub fn parse_with(text: &str, opts: &SpecOptions, db: &TzDatabase) -> Result<Spec, SpecError> {
         let text = text.trim();
         // Both keywords start with '@'; cron text rarely does.
         let keyword = text.starts_with('@');
@@ -83,13 +93,13 @@ impl Spec {
             // is still a mistake to refuse (`chime validate` warns that a
             // valid one has no effect).
             if let Some(name) = &opts.tz {
-                zone::ZoneTable::get(name)?;
+                db.zone(name)?;
             }
             SpecKind::Every(every::Every::parse(rest, opts.min_interval_ms)?)
         } else if keyword && let Some(rest) = strip_keyword(text, "@at") {
-            SpecKind::At(at::parse(rest, opts)?)
+            SpecKind::At(at::parse(rest, opts, db)?)
         } else {
-            SpecKind::Cron(Box::new(dst::ZonedCron::parse(text, opts)?))
+            SpecKind::Cron(Box::new(dst::ZonedCron::parse(text, opts, db)?))
         };
         Ok(Spec {
             kind,

@@ -13,11 +13,11 @@ static DATA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tzdata.bin"));
 pub(crate) static VERSION: &str = include!(concat!(env!("OUT_DIR"), "/tzdata_version.rs"));
 
 /// One zone as chime uses it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ZoneData {
     /// The name as the database spells it (`america/new_york` →
     /// `America/New_York`; links keep their own name, e.g. `US/Eastern`).
-    pub name: &'static str,
+    pub name: String,
     /// Offset (seconds east of UTC) in force at 1969-12-31T23:59:59Z.
     pub initial_offset: i32,
     /// `(UTC second, offset from then on)` from 1970 on, ascending; each
@@ -65,12 +65,32 @@ pub(crate) fn lookup(name: &str) -> Option<ZoneData> {
     let len = r.uvar() as usize;
     let footer = std::str::from_utf8(r.bytes(len)).expect("TZ strings are ASCII");
     Some(ZoneData {
-        name,
+        name: name.to_string(),
         initial_offset,
         transitions,
         rule: PosixTz::parse(footer),
         rule_from,
     })
+}
+
+impl ZoneData {
+    /// The zone called `name` from the bytes of its TZif file (another
+    /// release than the bundled one), or why they are not TZif.
+    pub(crate) fn from_tzif(name: &str, bytes: &[u8]) -> Result<ZoneData, String> {
+        let tzif = super::tzif::Tzif::parse(bytes)?;
+        let (initial_offset, transitions, rule_from) = tzif.since_1970();
+        let rule = match tzif.footer.as_str() {
+            "" => None,
+            text => Some(PosixTz::parse(text).ok_or_else(|| format!("bad TZ rule {text:?}"))?),
+        };
+        Ok(ZoneData {
+            name: name.to_string(),
+            initial_offset,
+            transitions,
+            rule,
+            rule_from,
+        })
+    }
 }
 
 /// Reads the packed data, which `build.rs` wrote and so is well-formed.

@@ -119,7 +119,7 @@ impl ZoneTable {
         }))
     }
 
-    fn build(data: ZoneData) -> ZoneTable {
+    pub(crate) fn build(data: ZoneData) -> ZoneTable {
         let mut starts = vec![i64::MIN];
         let mut offsets = vec![data.initial_offset];
         for &(at, offset) in &data.transitions {
@@ -147,7 +147,7 @@ impl ZoneTable {
             })
             .collect();
         ZoneTable {
-            name: data.name.to_string(),
+            name: data.name,
             starts,
             offsets,
             rule,

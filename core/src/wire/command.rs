@@ -464,6 +464,26 @@ pub enum Event {
         /// Queue.
         queue: String,
     },
+    /// A restore under another tz database moved a zoned schedule's
+    /// unprocessed boundary: same civil time, new instant (one event per
+    /// moved boundary, emitted by the restore itself).
+    #[serde(rename_all = "camelCase")]
+    TzRulesChanged {
+        /// Schedule.
+        schedule: String,
+        /// The zone.
+        zone: String,
+        /// The civil date-time the boundary stands for.
+        civil: String,
+        /// Its instant under the snapshot's database.
+        old_at: Timestamp,
+        /// Its instant under this engine's.
+        new_at: Timestamp,
+        /// The snapshot's release (`None`: not recorded).
+        old_tzdb: Option<String>,
+        /// This engine's release.
+        new_tzdb: String,
+    },
 }
 
 /// The engine's pending commands, in emission order.

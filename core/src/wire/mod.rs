@@ -17,3 +17,4 @@ pub(crate) mod queue_config;
 pub(crate) mod reply;
 pub(crate) mod run;
 pub(crate) mod schedule_def;
+pub(crate) mod tz_change;

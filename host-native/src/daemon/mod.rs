@@ -12,3 +12,4 @@ pub mod plan;
 pub mod preview;
 pub mod replay;
 pub mod run;
+pub mod tzdb;

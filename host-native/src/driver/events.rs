@@ -91,6 +91,19 @@ pub(super) fn log_event(e: &Event, engine: &Engine) {
         Event::ScheduleCompleted { schedule, reason } => {
             tracing::info!(%schedule, %reason, "schedule completed")
         }
+        Event::TzRulesChanged {
+            schedule,
+            zone,
+            civil,
+            old_at,
+            new_at,
+            old_tzdb,
+            new_tzdb,
+        } => tracing::warn!(
+            %schedule, %zone, %civil, %old_at, %new_at,
+            old_tzdb = old_tzdb.as_deref().unwrap_or("-"), %new_tzdb,
+            "tz database changed: the boundary moves to its civil time's new instant"
+        ),
         other => tracing::debug!(event = ?other, "event"),
     }
 }

@@ -30,5 +30,6 @@ mod replay;
 mod replica_auth;
 mod signals;
 mod token_reload;
+mod tzdb_diff;
 mod validate;
 mod validate_warnings;

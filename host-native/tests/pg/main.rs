@@ -41,4 +41,5 @@ mod run_history;
 mod schedule_conformance;
 mod store;
 mod txn_enqueue;
+mod tzdb_recorded;
 mod wrong_password;
