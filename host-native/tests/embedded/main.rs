@@ -19,6 +19,7 @@ mod api_openapi;
 mod api_suite;
 mod api_throughput;
 mod clock_jump;
+mod dashboard_routes;
 mod driver;
 mod healthz;
 mod http_api;
