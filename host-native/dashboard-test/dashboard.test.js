@@ -229,3 +229,66 @@ test('a read token sees no action control and a forged action gets 403', { skip,
     await d.stop();
   }
 });
+
+test('the page\'s own assets are at most 150 KB gzipped, each with its type and the CSP', { timeout: 60_000 }, async () => {
+  const { gzipSync } = await import('node:zlib');
+  const d = await daemon(QUICKSTART);
+  try {
+    const index = await (await fetch(`${d.base}/`)).text();
+    // Every file the page loads: the index's, then the modules' imports.
+    const files = new Set(['/']);
+    const queue = [...index.matchAll(/(?:src|href)="(\/ui\/[^"]+)"/g)].map((m) => m[1]);
+    let total = gzipSync(index).length;
+    while (queue.length) {
+      const f = queue.shift();
+      if (files.has(f)) continue;
+      files.add(f);
+      const r = await fetch(d.base + f);
+      assert.equal(r.status, 200, f);
+      assert.match(r.headers.get('content-type'), f.endsWith('.css') ? /^text\/css/ : /^text\/javascript/, f);
+      assert.match(r.headers.get('content-security-policy'), /default-src 'none'/, f);
+      const body = await r.text();
+      total += gzipSync(body).length;
+      for (const m of body.matchAll(/from '\.\/([^']+)'/g)) queue.push(`/ui/${m[1]}`);
+    }
+    console.log(`dashboard: ${files.size} files, ${total} bytes gzipped`);
+    assert.ok(files.size >= 9, [...files].join(' '));
+    assert.ok(total <= 150 * 1024, `${total} bytes gzipped`);
+  } finally {
+    await d.stop();
+  }
+});
+
+// The schedule page's "Last runs" table, from `schedule.runs` of
+// GET /v1/schedules/{name} (the run history of branch `history`). Skips
+// itself on a daemon that reports no `runs`, and runs once it does.
+test('a schedule\'s last runs: completed ones, and a dead one with its attempts and error', { skip, timeout: 120_000 }, async (t) => {
+  const d = await daemon(QUICKSTART);
+  try {
+    const [, first] = await d.call('GET', '/v1/schedules/tick');
+    if (!Array.isArray(first.schedule.runs)) {
+      t.skip('this daemon keeps no run history (schedule.runs absent)');
+      return;
+    }
+    await until(async () => (await d.call('GET', '/v1/schedules/tick'))[1].schedule.runs.some((r) => r.outcome === 'completed'), 20_000, 'a completed run of tick');
+    const dead = await until(async () => (await d.call('GET', '/v1/schedules/doomed'))[1].schedule.runs.find((r) => r.outcome === 'dead'), 30_000, 'a dead run of doomed');
+    await withBrowser(async (browser) => {
+      const errors = [];
+      const page = await open(browser, errors);
+      await visit(page, d.base, '#/schedules/tick');
+      await page.waitForSelector('tr.run[data-outcome="completed"]');
+      await visit(page, d.base, '#/schedules/doomed');
+      const row = page.locator('tr.run[data-outcome="dead"]').first();
+      await row.waitFor();
+      const cells = await row.locator('td').allTextContents();
+      assert.equal(cells[2], 'dead');
+      assert.equal(cells[3], String(dead.attempts));
+      assert.equal(cells[5], dead.error);
+      assert.equal(cells[7], `#${dead.job}`);
+      await accessible(page, 'last runs');
+      assert.deepEqual(errors, []);
+    });
+  } finally {
+    await d.stop();
+  }
+});

@@ -44,14 +44,17 @@ export async function daemon(config, extraArgs = []) {
   const child = spawn(CHIME, ['run', '--config', path.join(dir, 'chime.toml'), '--data', path.join(dir, 'data'), '--http', `127.0.0.1:${port}`, ...extraArgs],
     { cwd: dir, stdio: ['ignore', log, log] });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + Number(process.env.CHIME_DASHBOARD_START_MS ?? 180_000);
   for (;;) {
     try {
       const r = await fetch(`${base}/healthz`);
       if (r.ok) break;
     } catch { /* not up yet */ }
     if (child.exitCode !== null) throw new Error(`chime exited: ${fs.readFileSync(path.join(dir, 'log.txt'), 'utf8')}`);
-    if (Date.now() > deadline) throw new Error('chime did not come up in 60 s');
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('chime did not come up in time');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
