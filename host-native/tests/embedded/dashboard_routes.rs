@@ -23,7 +23,9 @@ fn setup() -> Setup {
             schedule(
                 r#"{"name": "ny", "spec": "30 2 * * *", "tz": "America/New_York", "target": {"queue": "a1"}}"#,
             ),
-            schedule(r#"{"name": "fold", "spec": "0,30 1 * * *", "tz": "America/New_York", "target": {"queue": "a1"}}"#),
+            schedule(
+                r#"{"name": "fold", "spec": "0,30 1 * * *", "tz": "America/New_York", "target": {"queue": "a1"}}"#,
+            ),
         ],
         ..Setup::default()
     }
@@ -53,12 +55,20 @@ async fn the_page_and_its_assets_are_served_without_a_token_with_a_strict_policy
     for (path, asset) in std::iter::once(("/".to_owned(), &ASSETS[0]))
         .chain(ASSETS.iter().map(|a| (format!("/ui/{}", a.name), a)))
     {
-        let resp = inst.client.get(format!("{base}{path}")).send().await.unwrap();
+        let resp = inst
+            .client
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{path}");
         let h = resp.headers().clone();
         assert_eq!(h["content-type"], asset.content_type, "{path}");
         let csp = h["content-security-policy"].to_str().unwrap();
-        assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+            "{csp}"
+        );
         assert!(!csp.contains("unsafe"), "{csp}");
         assert_eq!(h["x-content-type-options"], "nosniff");
         assert_eq!(h["cache-control"], "no-cache");
@@ -91,11 +101,18 @@ async fn the_page_and_its_assets_are_served_without_a_token_with_a_strict_policy
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whoami_names_the_token_and_its_scopes_never_the_token() {
     let inst = start_with(setup(), options(), |s| Box::new(s)).await;
-    let (status, me) = inst.send("GET", "/v1/whoami", Some("tok-read-a"), None).await;
+    let (status, me) = inst
+        .send("GET", "/v1/whoami", Some("tok-read-a"), None)
+        .await;
     assert_eq!(status, 200, "{me}");
-    assert_eq!(me, json!({"auth": true, "name": "viewer", "scopes": ["read:a*"]}));
+    assert_eq!(
+        me,
+        json!({"auth": true, "name": "viewer", "scopes": ["read:a*"]})
+    );
     assert!(!me.to_string().contains("tok-"));
-    let (_, me) = inst.send("GET", "/v1/whoami", Some("tok-admin"), None).await;
+    let (_, me) = inst
+        .send("GET", "/v1/whoami", Some("tok-admin"), None)
+        .await;
     assert_eq!(me["scopes"], json!(["admin"]));
     let (status, _) = inst.send("GET", "/v1/whoami", Some("tok-nope"), None).await;
     assert_eq!(status, 401);
@@ -103,7 +120,10 @@ async fn whoami_names_the_token_and_its_scopes_never_the_token() {
     // Without tokens: no authentication, everything allowed.
     let open = start_with(setup(), HttpOptions::default(), |s| Box::new(s)).await;
     let (_, me) = open.get_json("/v1/whoami").await;
-    assert_eq!(me, json!({"auth": false, "name": null, "scopes": ["admin"]}));
+    assert_eq!(
+        me,
+        json!({"auth": false, "name": null, "scopes": ["admin"]})
+    );
     open.stop().await;
 }
 
@@ -113,7 +133,12 @@ async fn fires_from_any_instant_carry_the_cores_dst_notes() {
     let admin = Some("tok-admin");
     // 2026-03-06T12:00:00Z: the New York spring-forward is on 03-08.
     let (status, w) = inst
-        .send("GET", "/v1/schedules/ny/fires?from=1772798400000&count=3", admin, None)
+        .send(
+            "GET",
+            "/v1/schedules/ny/fires?from=1772798400000&count=3",
+            admin,
+            None,
+        )
         .await;
     assert_eq!(status, 200, "{w}");
     assert_eq!(w["tz"], "America/New_York");
@@ -133,7 +158,12 @@ async fn fires_from_any_instant_carry_the_cores_dst_notes() {
     );
     // 2026-11-01T04:00:00Z: 01:00 and 01:30 twice, both passes fire.
     let (_, w) = inst
-        .send("GET", "/v1/schedules/fold/fires?from=1793505600000&count=4", admin, None)
+        .send(
+            "GET",
+            "/v1/schedules/fold/fires?from=1793505600000&count=4",
+            admin,
+            None,
+        )
         .await;
     let notes: Vec<&str> = w["fires"]
         .as_array()
@@ -141,9 +171,14 @@ async fn fires_from_any_instant_carry_the_cores_dst_notes() {
         .iter()
         .map(|f| f["note"].as_str().unwrap())
         .collect();
-    assert_eq!(notes, ["firstPass", "firstPass", "secondPass", "secondPass"]);
+    assert_eq!(
+        notes,
+        ["firstPass", "firstPass", "secondPass", "secondPass"]
+    );
     // Without `from`: from the cursor, like the schedule's nextFires.
-    let (_, w) = inst.send("GET", "/v1/schedules/ny/fires", admin, None).await;
+    let (_, w) = inst
+        .send("GET", "/v1/schedules/ny/fires", admin, None)
+        .await;
     let (_, d) = inst.send("GET", "/v1/schedules/ny", admin, None).await;
     assert_eq!(w["fires"].as_array().unwrap().len(), 20);
     assert_eq!(w["fires"][0], d["nextFires"][0]);
@@ -155,8 +190,14 @@ async fn fires_from_any_instant_carry_the_cores_dst_notes() {
     let (status, e) = inst
         .send("GET", "/v1/schedules/ny/fires?from=-5", admin, None)
         .await;
-    assert_eq!((status, e["error"].as_str()), (400, Some("invalid_request")), "{e}");
-    let (status, _) = inst.send("GET", "/v1/schedules/nope/fires", admin, None).await;
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (400, Some("invalid_request")),
+        "{e}"
+    );
+    let (status, _) = inst
+        .send("GET", "/v1/schedules/nope/fires", admin, None)
+        .await;
     assert_eq!(status, 404);
     inst.stop().await;
 }
@@ -168,12 +209,22 @@ async fn the_history_ring_counts_outcomes_and_fires_and_keeps_its_bound() {
     // A job in each queue; a1's completed, a fire into a1.
     for q in ["a1", "b1"] {
         let (status, _) = inst
-            .send("POST", &format!("/v1/queues/{q}/jobs"), admin, Some(json!({})))
+            .send(
+                "POST",
+                &format!("/v1/queues/{q}/jobs"),
+                admin,
+                Some(json!({})),
+            )
             .await;
         assert_eq!(status, 200);
     }
     let (_, c) = inst
-        .send("POST", "/v1/queues/a1/claim", admin, Some(json!({"worker": "w"})))
+        .send(
+            "POST",
+            "/v1/queues/a1/claim",
+            admin,
+            Some(json!({"worker": "w"})),
+        )
         .await;
     let job = &c["jobs"][0];
     let (status, _) = inst
@@ -185,7 +236,9 @@ async fn the_history_ring_counts_outcomes_and_fires_and_keeps_its_bound() {
         )
         .await;
     assert_eq!(status, 200);
-    let (status, _) = inst.send("POST", "/v1/schedules/ny/trigger", admin, None).await;
+    let (status, _) = inst
+        .send("POST", "/v1/schedules/ny/trigger", admin, None)
+        .await;
     assert_eq!(status, 200);
     let sum = |h: &serde_json::Value, q: &str, field: &str| -> u64 {
         h["samples"]
@@ -205,17 +258,27 @@ async fn the_history_ring_counts_outcomes_and_fires_and_keeps_its_bound() {
     assert!(seen, "the completion and the fire reached the ring");
     let (status, h) = inst.send("GET", "/v1/metrics/history", admin, None).await;
     assert_eq!(status, 200, "{h}");
-    assert_eq!((h["intervalMs"].as_u64(), h["capacity"].as_u64()), (Some(100), Some(5)));
+    assert_eq!(
+        (h["intervalMs"].as_u64(), h["capacity"].as_u64()),
+        (Some(100), Some(5))
+    );
     // Depth is the engine's at the sample: b1 holds one available job.
     let last = h["samples"].as_array().unwrap().last().unwrap();
-    let b1 = last["queues"].as_array().unwrap().iter().find(|q| q["queue"] == "b1").unwrap();
+    let b1 = last["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["queue"] == "b1")
+        .unwrap();
     assert_eq!(b1["available"], 1);
     // Bounded: after many intervals, still 5 samples.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let (_, h) = inst.send("GET", "/v1/metrics/history", admin, None).await;
     assert_eq!(h["samples"].as_array().unwrap().len(), 5);
     // A token limited to a* sees no b1 in any sample.
-    let (status, h) = inst.send("GET", "/v1/metrics/history", Some("tok-read-a"), None).await;
+    let (status, h) = inst
+        .send("GET", "/v1/metrics/history", Some("tok-read-a"), None)
+        .await;
     assert_eq!(status, 200);
     assert!(!h.to_string().contains("\"b1\""), "{h}");
     inst.stop().await;
