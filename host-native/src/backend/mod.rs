@@ -38,6 +38,7 @@
 
 mod control;
 mod engine;
+pub mod fires;
 mod handle;
 pub mod inspection;
 mod reads;

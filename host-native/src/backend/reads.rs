@@ -11,6 +11,7 @@
 //! only [`ReadBackend::health`] takes its wait, because a probe that
 //! does not answer in time is itself an answer (`not_responding`).
 
+use super::fires::FireWindow;
 use super::inspection::Inspection;
 use super::views::{
     DeadLetters, Health, Probe, ProbeFailed, QueueList, ScheduleDetail, ScheduleList,
@@ -43,6 +44,15 @@ pub trait ReadBackend: Send + Sync {
     /// One schedule with its next boundaries; `None` if there is none by
     /// that name.
     fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>>;
+
+    /// Up to `n` boundaries of one schedule at or after `from` (`None`:
+    /// its cursor), with DST notes; `None` if there is no such schedule.
+    fn schedule_fires<'a>(
+        &'a self,
+        name: &'a str,
+        from: Option<chime_core::Timestamp>,
+        n: usize,
+    ) -> PortFuture<'a, Option<FireWindow>>;
 
     /// Every queue's stats, by name.
     fn queues(&self) -> PortFuture<'_, QueueList>;
@@ -108,6 +118,21 @@ impl ReadBackend for Handle {
                 on_driver(self, move |e| (e.schedule(&key), e.config().clone())).await?;
             // Previewing runs here, off the driver task.
             Ok(info.map(|info| ScheduleDetail::new(info, &config)))
+        })
+    }
+
+    fn schedule_fires<'a>(
+        &'a self,
+        name: &'a str,
+        from: Option<chime_core::Timestamp>,
+        n: usize,
+    ) -> PortFuture<'a, Option<FireWindow>> {
+        let key = name.to_owned();
+        Box::pin(async move {
+            let (info, config) =
+                on_driver(self, move |e| (e.schedule(&key), e.config().clone())).await?;
+            // Previewing runs here, off the driver task.
+            Ok(info.map(|info| FireWindow::new(&info, &config, from, n)))
         })
     }
 

@@ -319,6 +319,18 @@ impl Principal {
         self.grants.iter().any(|g| g.allows(scope, name))
     }
 
+    /// Its grants as the config writes them (`read`, `manage:a*`): what
+    /// `GET /v1/whoami` tells a client (never the token).
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        self.grants
+            .iter()
+            .map(|g| match &g.pattern {
+                Some(p) => format!("{}:{p}", g.scope.name()),
+                None => g.scope.name().to_owned(),
+            })
+            .collect()
+    }
+
     /// Whether it holds `scope` for some names at least.
     pub(crate) fn may_some(&self, scope: Scope) -> bool {
         self.grants

@@ -19,11 +19,13 @@
 pub mod auth;
 mod body;
 mod control;
+mod dashboard;
 mod error;
 mod events;
 mod jobs;
 pub mod openapi;
 mod reads;
+mod samples;
 mod server;
 pub mod tls;
 mod views;
@@ -36,7 +38,9 @@ pub use crate::backend::views::{
 };
 pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
 pub use body::MAX_DEPTH;
+pub use dashboard::{ASSETS, Asset, CSP};
 pub use jobs::MAX_BATCH;
+pub use samples::{History, MAX_QUEUES_PER_SAMPLE, QueueSample, Sample};
 pub use server::HttpServer;
 pub use views::ErrorBody;
 pub use work::MAX_WAIT_MS;
@@ -135,6 +139,12 @@ pub struct HttpOptions {
     /// Serve HTTPS with this certificate ([`tls::load`]); `None`: plain
     /// HTTP.
     pub tls: Option<tls::TlsConfig>,
+    /// Time between two samples of the metric history
+    /// (`GET /v1/metrics/history`, the dashboard's charts).
+    pub sample_interval: Duration,
+    /// Most samples the history keeps (older ones are dropped): with the
+    /// default interval, an hour.
+    pub sample_capacity: usize,
 }
 
 impl Default for HttpOptions {
@@ -154,6 +164,8 @@ impl Default for HttpOptions {
             max_polls_per_token: 128,
             max_connections: 4_096,
             tls: None,
+            sample_interval: Duration::from_secs(10),
+            sample_capacity: 360,
         }
     }
 }
@@ -194,6 +206,7 @@ pub(crate) struct App {
     requests: Arc<Semaphore>,
     polls: Arc<Semaphore>,
     buckets: Arc<HashMap<String, Bucket>>,
+    samples: Arc<samples::Ring>,
 }
 
 /// The routes, for embedding in another axum server: every port on
@@ -214,7 +227,10 @@ pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
         .map(|n| (n.to_owned(), bucket(&options)))
         .collect();
     buckets.insert(String::new(), bucket(&options));
+    let ring = samples::Ring::new(options.sample_interval, options.sample_capacity);
+    samples::start(&ring, ports.reads.clone(), options.read_timeout);
     let app = App {
+        samples: ring,
         ports,
         reads: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
         requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
@@ -223,9 +239,13 @@ pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
         options: Arc::new(options),
     };
     Router::new()
+        .route("/", get(dashboard::index))
+        .route("/ui/{file}", get(dashboard::asset))
         .route("/healthz", get(reads::healthz))
         .route("/metrics", get(reads::metrics_text))
         .route("/v1/openapi.json", get(openapi::serve))
+        .route("/v1/whoami", get(reads::whoami))
+        .route("/v1/metrics/history", get(samples::history))
         .route("/v1/inspect", get(reads::inspect))
         .route("/v1/schedules", get(reads::schedules))
         .route(
@@ -234,6 +254,7 @@ pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
                 .put(control::upsert)
                 .delete(control::remove),
         )
+        .route("/v1/schedules/{name}/fires", get(reads::fires))
         .route("/v1/schedules/{name}/pause", post(control::pause))
         .route("/v1/schedules/{name}/resume", post(control::resume))
         .route("/v1/schedules/{name}/trigger", post(control::trigger))
@@ -296,7 +317,7 @@ fn allowed(path: &str) -> &'static str {
 /// except `/healthz`) and the in-flight bounds (503 in total, 429 per
 /// token). The principal goes into the request's extensions.
 async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    if req.uri().path() == "/healthz" {
+    if req.uri().path() == "/healthz" || dashboard::is_page(req.uri().path()) {
         return next.run(req).await;
     }
     let header = req

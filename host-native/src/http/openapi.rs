@@ -20,11 +20,14 @@ use super::control::{BackfillBody, Empty, PauseBody, TriggerBody};
 use super::jobs::{
     Cancelled, EnqueueBody, Enqueued, ListQuery, PurgeBody, Purged, RedriveBody, RedriveReply,
 };
+use super::reads::WhoAmI;
+use super::samples::History;
 use super::views::ErrorBody;
 use super::work::{
     ClaimBody, ClaimReply, CompleteBody, CompleteReply, FailBody, FailReply, HeartbeatBody,
     HeartbeatReply,
 };
+use crate::backend::fires::FireWindow;
 use crate::backend::inspection::Inspection;
 use crate::backend::views::{DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList};
 use crate::driver::StreamEvent;
@@ -62,12 +65,13 @@ pub(super) async fn serve() -> axum::Json<&'static Document> {
         remove_schedule, pause, resume, trigger, backfill, queues, declare_queue, list_jobs,
         enqueue, dead_letters, purge_dead, redrive, purge, claim, heartbeat_batch,
         complete_batch, fail_batch, get_job, cancel, heartbeat, complete, fail, events,
+        dashboard_page, dashboard_asset, whoami, metrics_history, schedule_fires,
     ),
     components(schemas(ErrorBody, StreamEvent)),
     modifiers(&Security, &Errors),
     tags(
         (name = "health"), (name = "reads"), (name = "schedules"), (name = "queues"),
-        (name = "jobs"), (name = "workers"), (name = "events"),
+        (name = "jobs"), (name = "workers"), (name = "events"), (name = "dashboard"),
     ),
 )]
 struct ApiDoc;
@@ -95,14 +99,19 @@ impl Modify for Security {
 
 /// The error statuses a route can give, by its path and method.
 pub fn errors(path: &str, method: &str) -> Vec<u16> {
-    if path == "/healthz" {
-        // Its 503 is a `Health` body, described on the route.
+    if path == "/healthz" || path == "/" {
+        // Its 503 is a `Health` body, described on the route; the page
+        // is always there.
         return Vec::new();
+    }
+    if path == "/ui/{file}" {
+        // The page's assets need no token: an unknown name is all that fails.
+        return vec![404];
     }
     // Every authenticated route: no or an unknown token, a full bound (per
     // token, in total), a stopped or stuck driver.
     let mut s = vec![401, 429, 503];
-    if path == "/v1/openapi.json" {
+    if matches!(path, "/v1/openapi.json" | "/v1/whoami") {
         return s;
     }
     // A scope that does not cover the name.
@@ -225,6 +234,40 @@ fn healthz() {}
     responses((status = 200, description = "OpenMetrics text",
         content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
 fn metrics() {}
+
+#[utoipa::path(get, path = "/", tag = "dashboard", security(()),
+    description = "The dashboard page (docs/dashboard.md). Needs no token: it holds no data, \
+        and asks for one to call this API.",
+    responses((status = 200, description = "The page", content_type = "text/html; charset=utf-8", body = String)))]
+fn dashboard_page() {}
+
+#[utoipa::path(get, path = "/ui/{file}", tag = "dashboard", security(()),
+    description = "One of the page's embedded scripts and styles. Needs no token.",
+    params(("file" = String, Path, description = "File name, e.g. `app.js`")),
+    responses((status = 200, description = "The file", content_type = "text/javascript; charset=utf-8", body = String)))]
+fn dashboard_asset() {}
+
+#[utoipa::path(get, path = "/v1/whoami", tag = "reads",
+    description = "The calling token's name and scopes (never the token). Any valid token.",
+    responses((status = 200, description = "Who is asking", body = WhoAmI)))]
+fn whoami() {}
+
+#[utoipa::path(get, path = "/v1/metrics/history", tag = "reads",
+    description = "The in-process ring of metric samples (depth by state, throughput, job \
+        duration, fire lateness per queue; by default one each 10 s for an hour). Scope: \
+        `read` (queues it does not cover are left out).",
+    responses((status = 200, description = "Samples, oldest first", body = History)))]
+fn metrics_history() {}
+
+#[utoipa::path(get, path = "/v1/schedules/{name}/fires", tag = "schedules",
+    description = "Up to `count` (default 20, at most 500) boundaries at or after `from` \
+        (default: the schedule's next one), with civil time and DST notes, as core computes \
+        them. Scope: `read` on the name.",
+    params(("name" = String, Path, description = "Schedule name", pattern = "^[A-Za-z0-9._:-]+$", max_length = 128),
+        ("from" = Option<i64>, Query, description = "Start, ms since the epoch", minimum = 0, maximum = 253402300799999i64),
+        ("count" = Option<u64>, Query, description = "How many (at most 500)")),
+    responses((status = 200, description = "The fires", body = FireWindow)))]
+fn schedule_fires() {}
 
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "reads",
     description = "This document. Any valid token (no scope).",

@@ -8,6 +8,7 @@
 use super::auth::{Principal, Scope};
 use super::error::ApiError;
 use super::{App, MAX_DEAD_LIMIT};
+use crate::backend::fires::{FireWindow, MAX_FIRES};
 use crate::backend::inspection::{self, Inspection};
 use crate::backend::views::{DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList};
 use crate::driver;
@@ -127,5 +128,65 @@ pub(super) async fn dead_letters(
     let found = app.read(app.ports.reads.dead_letters(&name, limit)).await?;
     Ok(Json(found.ok_or_else(|| {
         ApiError::NotFound(format!("queue {name:?}"))
+    })?))
+}
+
+/// `GET /v1/whoami`: the caller's token name and scopes (never the
+/// token), so a client (the dashboard) shows only the controls it may
+/// use. Any valid token; without tokens configured, `auth: false` and
+/// `admin`.
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub(super) struct WhoAmI {
+    /// Whether the listener checks tokens at all.
+    auth: bool,
+    /// The token's name (`None` without authentication).
+    name: Option<String>,
+    /// Its grants, `scope` or `scope:pattern`.
+    scopes: Vec<String>,
+}
+
+pub(super) async fn whoami(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+) -> Json<WhoAmI> {
+    Json(WhoAmI {
+        auth: app.options.tokens.enabled(),
+        name: who.name.clone(),
+        scopes: who.scopes(),
+    })
+}
+
+/// `?from=MS&count=N` for a schedule's fires.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FiresQuery {
+    from: Option<i64>,
+    count: Option<usize>,
+}
+
+/// `GET /v1/schedules/{name}/fires`: up to `count` (default 20, at most
+/// 500) boundaries at or after `from` (default: the schedule's cursor),
+/// with civil time and DST notes.
+pub(super) async fn fires(
+    State(app): State<App>,
+    Extension(who): Extension<Principal>,
+    Path(name): Path<String>,
+    q: Result<Query<FiresQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<FireWindow>, ApiError> {
+    who.require(Scope::Read, "schedule", &name)?;
+    let Query(q) = q.map_err(|e| ApiError::bad(Some("query"), e.body_text()))?;
+    let from = q
+        .from
+        .map(chime_core::Timestamp::from_millis)
+        .transpose()
+        .map_err(|e| ApiError::bad(Some("from"), e.to_string()))?;
+    let n = q.count.unwrap_or(20).min(MAX_FIRES);
+    let found = app
+        .read(app.ports.reads.schedule_fires(&name, from, n))
+        .await?;
+    Ok(Json(found.ok_or_else(|| {
+        ApiError::NotFound(format!("schedule {name:?}"))
     })?))
 }

@@ -416,6 +416,19 @@ impl ReadBackend for PgReads {
         })
     }
 
+    fn schedule_fires<'a>(
+        &'a self,
+        name: &'a str,
+        from: Option<chime_core::Timestamp>,
+        n: usize,
+    ) -> PortFuture<'a, Option<crate::backend::fires::FireWindow>> {
+        Box::pin(async move {
+            let e = self.engine().await?;
+            Ok(e.schedule(name)
+                .map(|info| crate::backend::fires::FireWindow::new(&info, e.config(), from, n)))
+        })
+    }
+
     fn queues(&self) -> PortFuture<'_, QueueList> {
         Box::pin(async move {
             Ok(QueueList {

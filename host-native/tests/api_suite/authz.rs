@@ -31,8 +31,10 @@ target = { queue = "b1" }
 /// What a route needs.
 #[derive(Clone, Copy)]
 enum Needs {
-    /// Nothing (`/healthz`).
+    /// Nothing (`/healthz`, the dashboard page and its assets).
     Open,
+    /// A valid token, any scope (`/v1/whoami`).
+    Token,
     /// The scope for every name (no pattern).
     All(&'static str),
     /// The scope for some names at least (lists filtered by name).
@@ -44,7 +46,7 @@ enum Needs {
 fn allowed(token_scope: &str, limited: bool, inside: bool, needs: Needs) -> bool {
     let holds = |s: &str| token_scope == s || token_scope == "admin";
     match needs {
-        Needs::Open => true,
+        Needs::Open | Needs::Token => true,
         Needs::All(s) => holds(s) && !limited,
         Needs::Some(s) => holds(s),
         Needs::Name(s) => holds(s) && (!limited || inside),
@@ -73,6 +75,11 @@ pub async fn run(store: Store) -> usize {
     // (method, path with {q} {s} {j}, body, needs)
     let routes: Vec<(&str, &str, Option<serde_json::Value>, Needs)> = vec![
         ("GET", "/healthz", None, Needs::Open),
+        ("GET", "/", None, Needs::Open),
+        ("GET", "/ui/app.js", None, Needs::Open),
+        ("GET", "/v1/whoami", None, Needs::Token),
+        ("GET", "/v1/metrics/history", None, Needs::Some("read")),
+        ("GET", "/v1/schedules/{s}/fires", None, Needs::Name("read")),
         ("GET", "/metrics", None, Needs::All("read")),
         ("GET", "/v1/inspect", None, Needs::Some("read")),
         ("GET", "/v1/schedules", None, Needs::Some("read")),
@@ -178,7 +185,7 @@ pub async fn run(store: Store) -> usize {
             .map(|b| serde_json::from_str::<serde_json::Value>(&fill(&b.to_string())).unwrap());
         for token in [None, Some("tok-nope"), Some("tok-admin-a")] {
             let (status, _) = d.send(method, &path, token, body.clone()).await;
-            if !matches!(needs, Needs::Open | Needs::Some(_)) {
+            if !matches!(needs, Needs::Open | Needs::Token | Needs::Some(_)) {
                 assert!(
                     [401, 403].contains(&status),
                     "{method} {path} {token:?}: {status}"

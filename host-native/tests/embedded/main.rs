@@ -20,6 +20,7 @@ mod api_schedule_runs;
 mod api_suite;
 mod api_throughput;
 mod clock_jump;
+mod dashboard_routes;
 mod driver;
 mod healthz;
 mod http_api;

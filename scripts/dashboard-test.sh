@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The dashboard in a real browser: Debian's chromium (installed if
+# missing, never a downloaded build) driven by playwright-core, with
+# axe-core, both pinned in host-native/dashboard-test/package-lock.json,
+# against real `chime run` daemons (the debug binary, built here).
+# dashboard.test.js: every page, its actions, the DST timeline, read-only
+# tokens, the assets' size. scale.test.js: first loads with 10,000
+# schedules and 1,000,000 jobs (about 80 s with the debug binary, most of
+# it the daemon declaring 10,000 schedules); CHIME_BIN=target/release/chime
+# is the BENCHMARKS.md run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+  apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+fi
+cargo build -p chime-native --bin chime --locked
+cd host-native/dashboard-test
+npm ci --no-audit --no-fund --loglevel=error
+export CHIME_REQUIRE_BROWSER=1
+export CHIME_DASHBOARD_SCHEDULES="${CHIME_DASHBOARD_SCHEDULES:-10000}"
+export CHIME_DASHBOARD_JOBS="${CHIME_DASHBOARD_JOBS:-1000000}"
+npm test
