@@ -283,7 +283,7 @@ const expected = {
   "config.unknownLimit": {
     "code": "invalid_input",
     "field": "config",
-    "message": "invalid_input: config: unknown field `nope`, expected one of `payloadBytes`, `nameChars`, `schedules`, `queues`, `claimBatch`, `catchupFires`, `backfillFires`, `firesPerAdvance`, `liveJobs`, `dedupKeys`, `deadLettersPerQueue`, `completedPerQueue`, `pendingCommands`, `textBytes`, `headers`, `pauseChanges` at line 1 column 17"
+    "message": "invalid_input: config: unknown field `nope`, expected one of `payloadBytes`, `nameChars`, `schedules`, `queues`, `claimBatch`, `catchupFires`, `backfillFires`, `firesPerAdvance`, `liveJobs`, `dedupKeys`, `deadLettersPerQueue`, `completedPerQueue`, `pendingCommands`, `textBytes`, `headers`, `pauseChanges`, `runsPerSchedule` at line 1 column 17"
   },
   "config.wrongType": {
     "code": "invalid_input",
