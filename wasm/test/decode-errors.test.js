@@ -303,7 +303,7 @@ const expected = {
   "restore.unknownJobState": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: unknown variant `zzz`, expected one of `scheduled`, `available`, `claimed`, `completed`, `dead`, `dropped`, `cancelled` at line 1 column 1540"
+    "message": "invalid_input: snapshot: unknown variant `zzz`, expected one of `scheduled`, `available`, `claimed`, `completed`, `dead`, `dropped`, `cancelled` at line 1 column 1678"
   },
   "restore.unknownTopField": {
     "code": "invalid_input",
