@@ -313,22 +313,22 @@ const expected = {
   "restore.truncated": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: EOF while parsing a string at line 1 column 1863"
+    "message": "invalid_input: snapshot: EOF while parsing a string at line 1 column 2001"
   },
   "restore.incoherentQueues": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: job 1: unknown queue at line 1 column 1798"
+    "message": "invalid_input: snapshot: job 1: unknown queue at line 1 column 1936"
   },
   "restore.incoherentLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 1883"
+    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 2021"
   },
   "restore.missingLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1795"
+    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1933"
   },
   "replay.badSecondLine": {
     "code": "invalid_journal",
