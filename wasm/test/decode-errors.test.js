@@ -285,7 +285,7 @@ const expected = {
   "config.unknownLimit": {
     "code": "invalid_input",
     "field": "config",
-    "message": "invalid_input: config: unknown field `nope`, expected one of `payloadBytes`, `nameChars`, `schedules`, `queues`, `claimBatch`, `catchupFires`, `backfillFires`, `firesPerAdvance`, `liveJobs`, `dedupKeys`, `deadLettersPerQueue`, `completedPerQueue`, `pendingCommands`, `textBytes`, `headers`, `pauseChanges` at line 1 column 17"
+    "message": "invalid_input: config: unknown field `nope`, expected one of `payloadBytes`, `nameChars`, `schedules`, `queues`, `claimBatch`, `catchupFires`, `backfillFires`, `firesPerAdvance`, `liveJobs`, `dedupKeys`, `deadLettersPerQueue`, `completedPerQueue`, `pendingCommands`, `textBytes`, `headers`, `pauseChanges`, `runsPerSchedule` at line 1 column 17"
   },
   "config.wrongType": {
     "code": "invalid_input",
@@ -305,7 +305,7 @@ const expected = {
   "restore.unknownJobState": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: unknown variant `zzz`, expected one of `scheduled`, `available`, `claimed`, `completed`, `dead`, `dropped`, `cancelled` at line 1 column 1540"
+    "message": "invalid_input: snapshot: unknown variant `zzz`, expected one of `scheduled`, `available`, `claimed`, `completed`, `dead`, `dropped`, `cancelled` at line 1 column 1678"
   },
   "restore.unknownTopField": {
     "code": "invalid_input",
@@ -315,22 +315,22 @@ const expected = {
   "restore.truncated": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: EOF while parsing an object at line 1 column 1878"
+    "message": "invalid_input: snapshot: EOF while parsing a string at line 1 column 2001"
   },
   "restore.incoherentQueues": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: job 1: unknown queue at line 1 column 1798"
+    "message": "invalid_input: snapshot: job 1: unknown queue at line 1 column 1936"
   },
   "restore.incoherentLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 1882"
+    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 2021"
   },
   "restore.missingLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1810"
+    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1933"
   },
   "replay.badSecondLine": {
     "code": "invalid_journal",

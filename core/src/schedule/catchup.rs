@@ -151,7 +151,9 @@ impl Schedule {
         self.n.skipped += span.count;
         self.n.processed += span.count;
         let (now, runs) = (tick.now, tick.runs);
-        self.note_skip(tick.skips, reason, span.count, span.first, span.last, now, runs);
+        self.note_skip(
+            tick.skips, reason, span.count, span.first, span.last, now, runs,
+        );
         self.move_cursor(span.last, span.next, tick.seed, tick.out)
     }
 

@@ -26,6 +26,12 @@ impl Schedule {
         self.x.as_ref().map_or(&NO_RUNS, |x| &x.runs)
     }
 
+    /// Replaces the run history (from a snapshot).
+    pub(crate) fn set_runs(&mut self, runs: VecDeque<RunRecord>) {
+        self.x.get_or_insert_with(Box::default).runs = runs;
+        self.shrink_extras();
+    }
+
     /// Appends `run`, forgetting the oldest beyond `bound` (0: none kept).
     pub(crate) fn push_run(&mut self, run: RunRecord, bound: usize) {
         if bound == 0 {
@@ -158,11 +164,11 @@ impl Schedule {
     /// An external fire settled (or ran out of time) at `at` with no job
     /// detail: `outcome` only.
     pub(crate) fn run_settled(&mut self, fire: &FireId, outcome: RunOutcome, at: Timestamp) {
-        if let Some(r) = self.run_mut(fire) {
-            if r.outcome == RunOutcome::Pending {
-                r.outcome = outcome;
-                r.finished_at = Some(at);
-            }
+        if let Some(r) = self.run_mut(fire)
+            && r.outcome == RunOutcome::Pending
+        {
+            r.outcome = outcome;
+            r.finished_at = Some(at);
         }
     }
 }

@@ -14,11 +14,11 @@ use crate::time::Timestamp;
 use crate::wire::command::{Event, Output};
 use crate::wire::ids::{Epoch, FireId, JobId};
 use crate::wire::payload::{Headers, Payload};
+use crate::wire::run::RunRecord;
 use crate::wire::schedule_def::{
     Catchup, Origin, Overlap, ScheduleDef, ScheduleInfo, ScheduleStatus, Target,
 };
 use serde::{Deserialize, Serialize};
-use crate::wire::run::RunRecord;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -435,12 +435,6 @@ impl Schedule {
         self.x.as_ref().map_or(&[], |x| &x.in_flight)
     }
 
-    /// Replaces the run history (from a snapshot).
-    pub(crate) fn set_runs(&mut self, runs: VecDeque<RunRecord>) {
-        self.x.get_or_insert_with(Box::default).runs = runs;
-        self.shrink_extras();
-    }
-
     /// Adds an in-flight fire.
     pub(crate) fn push_in_flight(&mut self, f: InFlight) {
         self.x.get_or_insert_with(Box::default).in_flight.push(f);
@@ -576,7 +570,7 @@ impl Schedule {
         self.x.as_ref().and_then(|x| x.pause_note.as_ref())
     }
 
-    fn shrink_extras(&mut self) {
+    pub(super) fn shrink_extras(&mut self) {
         if let Some(x) = self.x.as_deref_mut() {
             if *x == Extras::default() {
                 self.x = None;

@@ -4,9 +4,7 @@
 //! (`/v1/schedules`, `/v1/queues`, `/v1/queues/{name}/dead`, serving a
 //! live engine) show the same data in the same JSON.
 
-use chime_core::{
-    Engine, JobInfo, QueueStats, RunRecord, ScheduleInfo, ScheduleStatus, Timestamp,
-};
+use chime_core::{Engine, JobInfo, QueueStats, RunRecord, ScheduleInfo, ScheduleStatus, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 

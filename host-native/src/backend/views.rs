@@ -8,8 +8,7 @@
 use crate::driver::VitalSigns;
 use chime_core::{
     Engine, EngineConfig, JobInfo, Occurrence, Origin, QueueStats, RunRecord, ScheduleInfo,
-    ScheduleStatus,
-    Spec, SpecOptions, Timestamp,
+    ScheduleStatus, Spec, SpecOptions, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 

@@ -324,17 +324,14 @@ pub async fn ended(
             None | Some(Some(JobState::Completed)) => FireOutcome::Succeeded,
             Some(_) => FireOutcome::Failed,
         };
-        let job = match state.flatten() {
-            Some(state) => Some(JobEnd {
-                id: JobId(r.get::<_, i64>(2) as u64),
-                state,
-                attempts: r.get::<_, i32>(3).max(0) as u32,
-                started_at: r.get::<_, Option<i64>>(4).and_then(ms),
-                finished_at: r.get::<_, Option<i64>>(5).and_then(ms),
-                error: r.get(6),
-            }),
-            None => None,
-        };
+        let job = state.flatten().map(|state| JobEnd {
+            id: JobId(r.get::<_, i64>(2) as u64),
+            state,
+            attempts: r.get::<_, i32>(3).max(0) as u32,
+            started_at: r.get::<_, Option<i64>>(4).and_then(ms),
+            finished_at: r.get::<_, Option<i64>>(5).and_then(ms),
+            error: r.get(6),
+        });
         out.push((fire, outcome, job));
     }
     Ok(out)

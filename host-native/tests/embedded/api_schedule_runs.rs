@@ -38,7 +38,11 @@ async fn schedule_detail_lists_its_runs() {
     assert_eq!(j2["attempt"], 2, "{c}");
     let done = json!({"token": j2["token"]});
     let (status, _) = inst
-        .api("POST", &format!("/v1/jobs/{}/complete", j2["job"]), Some(done))
+        .api(
+            "POST",
+            &format!("/v1/jobs/{}/complete", j2["job"]),
+            Some(done),
+        )
         .await;
     assert_eq!(status, 200);
 
@@ -62,7 +66,10 @@ async fn schedule_detail_lists_its_runs() {
     assert_eq!(newest["reason"], "manual");
     assert_eq!(newest["job"], job);
     assert_eq!(newest["fire"], fire);
-    assert!(newest.get("durationMs").is_none(), "never claimed: {newest}");
+    assert!(
+        newest.get("durationMs").is_none(),
+        "never claimed: {newest}"
+    );
     assert_eq!(first["outcome"], "completed", "{first}");
     assert_eq!(first["reason"], "manual");
     assert_eq!(first["job"], j["job"]);

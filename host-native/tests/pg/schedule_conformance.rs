@@ -72,7 +72,10 @@ pub(crate) fn comparable(runs: Vec<chime_core::RunRecord>) -> Vec<serde_json::Va
                 }
             }
             if let Some(f) = r.fire {
-                o.insert("fire".into(), format!("{}@{}", f.schedule, f.nominal.as_millis() - T0).into());
+                o.insert(
+                    "fire".into(),
+                    format!("{}@{}", f.schedule, f.nominal.as_millis() - T0).into(),
+                );
             }
             v
         })
@@ -247,7 +250,10 @@ impl Sched {
     /// Fails an attempt with `error`, to be retried at once (a `retryAt`
     /// in the past), then settles like [`Sched::finish`].
     pub(crate) async fn fail_retry_now(&mut self, job: &Claimed, error: &str) {
-        let failed = self.queues.fail(job.job, job.token, error, Some(at(0))).await;
+        let failed = self
+            .queues
+            .fail(job.job, job.token, error, Some(at(0)))
+            .await;
         assert!(matches!(failed.unwrap(), Failed::Retry { .. }));
         self.record_local();
         self.settle().await;

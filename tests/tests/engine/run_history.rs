@@ -88,7 +88,11 @@ fn retried_then_completed() {
         retry_at: Some(t(S + 12_000)),
     };
     h.ok(S + 10_500, fail);
-    assert_eq!(runs(&h)[0]["outcome"], "pending", "a retry is still pending");
+    assert_eq!(
+        runs(&h)[0]["outcome"],
+        "pending",
+        "a retry is still pending"
+    );
     let c2 = h.claim_one(S + 12_000, "q");
     assert_eq!(c2.attempt, 2);
     h.ok(
@@ -139,7 +143,10 @@ fn cancelled() {
     let mut h = setup(5, EngineConfig::default());
     h.advance(S + 10_000);
     let job = JobId(1);
-    assert_eq!(h.engine.job(job).unwrap().fire.unwrap().to_string(), fire(S + 10_000));
+    assert_eq!(
+        h.engine.job(job).unwrap().fire.unwrap().to_string(),
+        fire(S + 10_000)
+    );
     h.ok(S + 11_000, Input::CancelJob { job });
     assert_eq!(
         runs(&h),
@@ -331,7 +338,12 @@ fn the_history_stays_within_its_bound_and_round_trips() {
         .collect();
     let newest: Vec<i64> = (8..=12).rev().map(|k| S + k * 10_000).collect();
     assert_eq!(nominals, newest, "the newest five, newest first");
-    assert!(got.as_array().unwrap().iter().all(|r| r["outcome"] == "completed"));
+    assert!(
+        got.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["outcome"] == "completed")
+    );
     // The snapshot holds the bound in its config and the runs oldest first.
     let snap: Value = serde_json::from_str(&h.engine.snapshot().to_json()).unwrap();
     assert_eq!(snap["config"]["limits"]["runsPerSchedule"], 5);

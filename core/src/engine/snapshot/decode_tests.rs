@@ -51,6 +51,9 @@ fn snapshots_decode_as_derived() {
     assert!(snaps.iter().any(|s| s.contains("\"buffered\":{")));
     assert!(snaps.iter().any(|s| s.contains("\"dedup\":{")));
     assert!(snaps.iter().any(|s| s.contains("\"civil\":{\"time\"")));
+    assert!(snaps.iter().any(|s| s.contains("\"runs\":[")));
+    assert!(snaps.iter().any(|s| s.contains("\"skipReason\":")));
+    assert!(snaps.iter().any(|s| s.contains("\"durationMs\":")));
     let mut by_size: Vec<&String> = snaps.iter().collect();
     by_size.sort_by_key(|s| std::cmp::Reverse(s.len()));
     for (n, snap) in by_size.into_iter().enumerate() {

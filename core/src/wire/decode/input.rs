@@ -4,7 +4,9 @@
 
 use super::enums::VariantKey;
 use super::records::{QueueConfigB, ScheduleDefB};
-use super::{Decode, Field, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req};
+use super::{
+    Decode, Field, Nested, Problem, RecVisitor, Record, Seed, Shape, Slot, record_decoder, req,
+};
 use crate::time::Timestamp;
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{EnqueueRequest, FireOutcome, Input, JournalEntry, LeadershipGrant};

@@ -53,10 +53,10 @@ pub(crate) use nested::{Elements, Entries, Restore, Restoring};
 
 use crate::spec::{FoldPolicy, GapPolicy};
 use crate::time::Timestamp;
+use crate::wire::command::{FireReason, SkipReason};
 use crate::wire::ids::{Epoch, FireId, JobId, LeaseToken};
 use crate::wire::input::{FireOutcome, Input};
 use crate::wire::job::JobState;
-use crate::wire::command::{FireReason, SkipReason};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::QueueMode;
 use crate::wire::run::RunOutcome;

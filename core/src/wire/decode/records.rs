@@ -7,9 +7,9 @@ use crate::wire::command::{FireReason, SkipReason};
 use crate::wire::config::{EngineConfig, Limits};
 use crate::wire::ids::{FireId, JobId};
 use crate::wire::job::JobState;
-use crate::wire::run::{JobEnd, RunOutcome, RunRecord};
 use crate::wire::payload::{Headers, Payload};
 use crate::wire::queue_config::{Backoff, QueueConfig, QueueMode, QueueTotals, Retention};
+use crate::wire::run::{JobEnd, RunOutcome, RunRecord};
 use crate::wire::schedule_def::{Catchup, Origin, Overlap, ScheduleDef, Target};
 
 record_decoder! {
