@@ -315,7 +315,7 @@ const expected = {
   "restore.truncated": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: EOF while parsing a string at line 1 column 2001"
+    "message": "invalid_input: snapshot: EOF while parsing an object at line 1 column 2016"
   },
   "restore.incoherentQueues": {
     "code": "invalid_input",
@@ -325,12 +325,12 @@ const expected = {
   "restore.incoherentLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 2021"
+    "message": "invalid_input: snapshot: lease \"l\": token not issued or not unique at line 1 column 2020"
   },
   "restore.missingLeases": {
     "code": "invalid_input",
     "field": "snapshot",
-    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1933"
+    "message": "invalid_input: snapshot: missing field `leases` at line 1 column 1948"
   },
   "replay.badSecondLine": {
     "code": "invalid_journal",
