@@ -286,6 +286,12 @@ test('a schedule\'s last runs: completed ones, and a dead one with its attempts 
       assert.equal(cells[5], dead.error);
       assert.equal(cells[7], `#${dead.job}`);
       await accessible(page, 'last runs');
+      // The list's "Last outcome" is `lastRun`, kept current by the
+      // event stream: doomed's newest run ends dead within its 10 s.
+      await visit(page, d.base, '#/schedules');
+      await page.waitForFunction(() => document.querySelector('tr[data-schedule="doomed"] [data-field="last-outcome"]')?.textContent === 'dead', null, { timeout: 25_000 });
+      const tick = await page.textContent('tr[data-schedule="tick"] [data-field="last-outcome"]');
+      assert.ok(['completed', 'pending'].includes(tick), tick);
       assert.deepEqual(errors, []);
     });
   } finally {

@@ -1,4 +1,5 @@
-// Schedules: the list (filter, pages of 50, bulk pause and resume) and a
+// Schedules: the list (pages of 50 from the server, filtered there by
+// text and status, bulk pause and resume) and a
 // schedule's page (its next fires on a timeline with DST marks, its last
 // runs when the daemon keeps them, pause, resume, trigger, backfill).
 import { get, post, enc } from './api.js';
@@ -6,17 +7,38 @@ import { h, iso, ago, table, confirmAction, flash } from './dom.js';
 import { timeline, noteText, offset } from './charts.js';
 
 const PAGE = 50;
+// How long typing in the filter rests before the server is asked.
+const TYPE_MS = 200;
 
+/** The last run's outcome (`lastRun` of the list), with a skip's reason. */
 function lastOutcome(s) {
-  const r = s.runs?.[0] ?? s.lastRun;
-  return r ? r.outcome : s.lastOutcome ?? '—';
+  const r = s.lastRun;
+  if (!r) return '—';
+  return h('span', { class: `badge ${r.outcome}`, title: r.error ?? r.skipReason ?? '' },
+    r.skipReason ? `${r.outcome} (${r.skipReason})` : r.outcome);
 }
 
 export async function list(ctx, params) {
   const el = h('div', {});
-  const state = { q: params.q ?? '', status: params.status ?? '', page: Number(params.page ?? 0), selected: new Set() };
-  let all = [];
+  const state = { q: params.q ?? '', status: params.status ?? '', selected: new Set() };
+  // Cursor stack: the `after` of each page before this one, as jobs.js.
+  let cursors = [];
+  let after = null;
+  let page = { schedules: [], next: null, total: 0 };
+  let asked = 0;
+  let typing = null;
   const status = h('p', { role: 'status' });
+  const manage = ctx.grants.maySome('manage');
+  const body = h('div', {});
+
+  function query() {
+    const q = new URLSearchParams({ limit: String(PAGE) });
+    if (state.q) q.set('q', state.q);
+    if (state.status) q.set('status', state.status);
+    if (after !== null) q.set('after', after);
+    return `/v1/schedules?${q}`;
+  }
+
   async function bulk(verb) {
     const names = [...state.selected];
     if (!names.length) return flash(status, 'Select schedules first.', false);
@@ -30,26 +52,31 @@ export async function list(ctx, params) {
     flash(status, `${verb === 'pause' ? 'Paused' : 'Resumed'} ${ok}${failed.length ? `; failed: ${failed.join('; ')}` : ''}.`, failed.length === 0);
     await refresh();
   }
+
+  /** A new filter: back to the first page. */
+  function refilter() {
+    cursors = [];
+    after = null;
+    refresh().catch((e) => flash(status, e.message, false));
+  }
+
+  const filter = h('input', { id: 'sched-filter', type: 'search', value: state.q, placeholder: 'name, spec, queue, zone',
+    oninput: (e) => { state.q = e.target.value.trim(); clearTimeout(typing); typing = setTimeout(refilter, TYPE_MS); } });
+  const statusSel = h('select', { id: 'sched-status', onchange: (e) => { state.status = e.target.value; refilter(); } },
+    ['', 'active', 'paused', 'completed'].map((v) => h('option', { value: v, selected: v === state.status }, v || 'any')));
+  el.append(
+    h('h1', {}, 'Schedules'),
+    h('div', { class: 'row' },
+      h('label', { for: 'sched-filter' }, 'Filter'), filter,
+      h('label', { for: 'sched-status' }, 'Status'), statusSel,
+      manage ? [h('button', { type: 'button', 'data-action': 'bulk-pause', onclick: () => bulk('pause') }, 'Pause selected'),
+        h('button', { type: 'button', 'data-action': 'bulk-resume', onclick: () => bulk('resume') }, 'Resume selected')] : null),
+    status, body);
+
   function draw() {
-    const q = state.q.toLowerCase();
-    const rows = all.filter((s) => (!state.status || s.status === state.status)
-      && (!q || s.name.toLowerCase().includes(q) || s.spec.toLowerCase().includes(q) || s.queue.toLowerCase().includes(q) || (s.tz ?? '').toLowerCase().includes(q)));
-    const pages = Math.max(1, Math.ceil(rows.length / PAGE));
-    state.page = Math.min(state.page, pages - 1);
-    const shown = rows.slice(state.page * PAGE, state.page * PAGE + PAGE);
-    const manage = shown.some((s) => ctx.grants.may('manage', s.name));
-    const filter = h('input', { id: 'sched-filter', type: 'search', value: state.q, placeholder: 'name, spec, queue, zone',
-      oninput: (e) => { state.q = e.target.value; state.page = 0; draw(); document.getElementById('sched-filter')?.focus(); } });
-    const statusSel = h('select', { id: 'sched-status', onchange: (e) => { state.status = e.target.value; state.page = 0; draw(); } },
-      ['', 'active', 'paused', 'completed'].map((v) => h('option', { value: v, selected: v === state.status }, v || 'any')));
-    el.replaceChildren(
-      h('h1', {}, 'Schedules'),
-      h('div', { class: 'row' },
-        h('label', { for: 'sched-filter' }, 'Filter'), filter,
-        h('label', { for: 'sched-status' }, 'Status'), statusSel,
-        manage ? [h('button', { type: 'button', 'data-action': 'bulk-pause', onclick: () => bulk('pause') }, 'Pause selected'),
-          h('button', { type: 'button', 'data-action': 'bulk-resume', onclick: () => bulk('resume') }, 'Resume selected')] : null),
-      status,
+    const shown = page.schedules;
+    const pages = Math.max(1, Math.ceil(page.total / PAGE));
+    body.replaceChildren(
       table('Schedules', [manage ? 'Select' : '', 'Name', 'Status', 'Spec', 'Zone', 'Queue', 'Next fire', 'Last outcome', 'Fires', 'Skips'].filter((x, i) => i || manage),
         shown.map((s) => h('tr', { 'data-schedule': s.name },
           manage ? h('td', {}, ctx.grants.may('manage', s.name) ? h('input', { type: 'checkbox', 'aria-label': `Select ${s.name}`, checked: state.selected.has(s.name),
@@ -58,19 +85,26 @@ export async function list(ctx, params) {
           h('td', {}, h('span', { class: `badge ${s.status}` }, s.status)),
           h('td', {}, h('code', {}, s.spec)), h('td', {}, s.tz ?? 'UTC'), h('td', {}, s.queue),
           h('td', { title: iso(s.nextNominal) }, s.nextNominal ? `${iso(s.nextNominal)} (${ago(s.nextNominal)})` : '—'),
-          h('td', {}, lastOutcome(s)),
+          h('td', { 'data-field': 'last-outcome' }, lastOutcome(s)),
           h('td', { class: 'num' }, s.fires), h('td', { class: 'num' }, s.skipped)))),
       h('nav', { class: 'pager', 'aria-label': 'Pages of schedules' },
-        h('button', { type: 'button', disabled: state.page === 0, onclick: () => { state.page -= 1; draw(); } }, 'Previous'),
-        h('span', { 'data-field': 'page' }, `page ${state.page + 1} of ${pages} (${rows.length} schedules)`),
-        h('button', { type: 'button', disabled: state.page >= pages - 1, onclick: () => { state.page += 1; draw(); } }, 'Next')));
+        h('button', { type: 'button', 'data-pager': 'previous', disabled: cursors.length === 0, onclick: () => { after = cursors.pop() ?? null; refresh(); } }, 'Previous'),
+        h('span', { 'data-field': 'page' }, `page ${cursors.length + 1} of ${pages} (${page.total} schedules)`),
+        h('button', { type: 'button', 'data-pager': 'next', disabled: !page.next, onclick: () => { cursors.push(after); after = page.next; refresh(); } }, 'Next')));
   }
+
+  /** This page again from the server; an answer overtaken by a newer question is dropped. */
   async function refresh() {
-    all = (await get('/v1/schedules')).schedules;
+    const mine = ++asked;
+    const p = await get(query());
+    if (mine !== asked) return;
+    page = p;
     draw();
   }
   await refresh();
-  return { el, refresh, wants: (kind) => kind === 'fire' || kind === 'skip' || kind === 'schedule_completed' };
+  // Every event about a schedule (fires, skips, its jobs' outcomes), but
+  // not while the filter is being typed in.
+  return { el, refresh, wants: (kind, e) => Boolean(e.schedule) && !document.activeElement?.matches('input[type=search], select') };
 }
 
 function runsTable(runs) {

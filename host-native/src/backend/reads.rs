@@ -14,7 +14,8 @@
 use super::fires::FireWindow;
 use super::inspection::Inspection;
 use super::views::{
-    DeadLetters, Health, Probe, ProbeFailed, QueueList, ScheduleDetail, ScheduleList,
+    DeadLetters, Health, Probe, ProbeFailed, QueueList, ScheduleDetail, ScheduleFilter,
+    ScheduleList,
 };
 use super::{PortError, PortFuture};
 use crate::driver::{EngineGauges, Handle, StreamEvent};
@@ -38,8 +39,9 @@ pub trait ReadBackend: Send + Sync {
     /// per queue.
     fn inspect(&self, dead: usize) -> PortFuture<'_, Inspection>;
 
-    /// Every schedule, by name.
-    fn schedules(&self) -> PortFuture<'_, ScheduleList>;
+    /// The schedules `filter` selects, by name (one page of them when it
+    /// has a limit).
+    fn schedules(&self, filter: ScheduleFilter) -> PortFuture<'_, ScheduleList>;
 
     /// One schedule with its next boundaries; `None` if there is none by
     /// that name.
@@ -107,8 +109,8 @@ impl ReadBackend for Handle {
         Box::pin(on_driver(self, move |e| Inspection::of(e, dead)))
     }
 
-    fn schedules(&self) -> PortFuture<'_, ScheduleList> {
-        Box::pin(on_driver(self, ScheduleList::read))
+    fn schedules(&self, filter: ScheduleFilter) -> PortFuture<'_, ScheduleList> {
+        Box::pin(on_driver(self, move |e| ScheduleList::read(e, &filter)))
     }
 
     fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>> {

@@ -11,6 +11,7 @@ use chime_core::{
     ScheduleStatus, Spec, SpecOptions, Timestamp,
 };
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// How many next fires `GET /v1/schedules/{name}` lists.
 pub const NEXT_FIRES: usize = 5;
@@ -227,37 +228,160 @@ pub struct ScheduleSummary {
     pub last_run: Option<RunRecord>,
 }
 
-/// `GET /v1/schedules`: every schedule, in name order.
+/// `GET /v1/schedules`: the schedules a [`ScheduleFilter`] selects, in
+/// name order: every one without a page size, else one page of them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleList {
     /// The schedules.
     pub schedules: Vec<ScheduleSummary>,
+    /// The `after` of the next page: the last name of this one, when more
+    /// schedules match after it (`None`: this is the last page, or the
+    /// whole list).
+    #[serde(default)]
+    pub next: Option<String>,
+    /// How many schedules match the filter in all, on every page.
+    #[serde(default)]
+    pub total: usize,
+}
+
+/// Which schedules `GET /v1/schedules` lists. The default selects every
+/// schedule, unpaged: what the API answered before it had pages, and what
+/// `chime schedules` and other clients still ask for.
+#[derive(Clone)]
+pub struct ScheduleFilter {
+    /// Only those with this text in their name, spec, target queue or
+    /// zone, ignoring ASCII case (names, specs and zones are ASCII).
+    pub text: Option<String>,
+    /// Only those in this state.
+    pub status: Option<ScheduleStatus>,
+    /// Only names after this one (the previous page's `next`).
+    pub after: Option<String>,
+    /// At most this many (`None`: all of them, with `next` always `None`).
+    pub limit: Option<usize>,
+    /// Whether the caller may see a schedule by name: filtered before the
+    /// page is cut, so a token limited to some names gets full pages of
+    /// its own schedules and a `total` of those only.
+    pub visible: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+}
+
+impl Default for ScheduleFilter {
+    fn default() -> Self {
+        ScheduleFilter {
+            text: None,
+            status: None,
+            after: None,
+            limit: None,
+            visible: Arc::new(|_| true),
+        }
+    }
+}
+
+impl std::fmt::Debug for ScheduleFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScheduleFilter")
+            .field("text", &self.text)
+            .field("status", &self.status)
+            .field("after", &self.after)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScheduleFilter {
+    /// Whether a schedule's definition or state is needed to decide (a
+    /// text or status filter); without one, a name alone decides.
+    fn needs_info(&self) -> bool {
+        self.text.is_some() || self.status.is_some()
+    }
+
+    fn matches(&self, s: &ScheduleInfo) -> bool {
+        if self.status.is_some_and(|st| st != s.status) {
+            return false;
+        }
+        let Some(text) = self.text.as_deref() else {
+            return true;
+        };
+        [
+            Some(s.def.name.as_str()),
+            Some(s.def.spec.as_str()),
+            Some(s.def.target.queue.as_str()),
+            s.def.tz.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|field| contains_ignore_ascii_case(field, text))
+    }
+}
+
+/// Whether `needle` occurs in `hay`, ASCII letters compared without case.
+fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+impl ScheduleSummary {
+    fn of(s: ScheduleInfo) -> ScheduleSummary {
+        ScheduleSummary {
+            name: s.def.name,
+            spec: s.def.spec,
+            tz: s.def.tz,
+            queue: s.def.target.queue,
+            status: s.status,
+            next_nominal: s.next_nominal,
+            next_due_at: s.next_due_at,
+            fires: s.fires,
+            skipped: s.skipped,
+            in_flight: s.in_flight.len(),
+            origin: s.def.origin,
+            last_run: s.runs.into_iter().next(),
+        }
+    }
 }
 
 impl ScheduleList {
-    /// Every schedule of `e`, in name order.
-    pub fn read(e: &Engine) -> ScheduleList {
-        let schedules = e
-            .schedule_names()
-            .filter_map(|n| e.schedule(n))
-            .map(|s| ScheduleSummary {
-                name: s.def.name,
-                spec: s.def.spec,
-                tz: s.def.tz,
-                queue: s.def.target.queue,
-                status: s.status,
-                next_nominal: s.next_nominal,
-                next_due_at: s.next_due_at,
-                fires: s.fires,
-                skipped: s.skipped,
-                in_flight: s.in_flight.len(),
-                origin: s.def.origin,
-                last_run: s.runs.into_iter().next(),
-            })
-            .collect();
-        ScheduleList { schedules }
+    /// The schedules of `e` that `filter` selects, in name order. One
+    /// pass over the names (counting `total` needs every match); a
+    /// schedule's view is built only when a text or status filter needs
+    /// it or it is on the page.
+    pub fn read(e: &Engine, filter: &ScheduleFilter) -> ScheduleList {
+        let limit = filter.limit.unwrap_or(usize::MAX);
+        let mut list = ScheduleList {
+            schedules: Vec::new(),
+            next: None,
+            total: 0,
+        };
+        for name in e.schedule_names() {
+            if !(filter.visible)(name) {
+                continue;
+            }
+            let info = if filter.needs_info() {
+                match e.schedule(name) {
+                    Some(s) if filter.matches(&s) => Some(s),
+                    _ => continue,
+                }
+            } else {
+                None
+            };
+            list.total += 1;
+            if filter.after.as_deref().is_some_and(|a| name <= a) {
+                continue;
+            }
+            if list.schedules.len() == limit {
+                if list.next.is_none() {
+                    list.next = list.schedules.last().map(|s| s.name.clone());
+                }
+                continue;
+            }
+            if let Some(s) = info.or_else(|| e.schedule(name)) {
+                list.schedules.push(ScheduleSummary::of(s));
+            }
+        }
+        list
     }
 }
 

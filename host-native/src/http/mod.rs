@@ -34,12 +34,13 @@ mod work;
 pub use crate::backend::inspection::{DEAD_LIMIT, Inspection, QueueView};
 pub use crate::backend::views::{
     DatabaseHealth, DeadLetters, Health, LeaseRow, QueueList, ReplicaHealth, ScheduleDetail,
-    ScheduleList, ScheduleSummary,
+    ScheduleFilter, ScheduleList, ScheduleSummary,
 };
 pub use auth::{Grant, Scope, TokenDef, TokenError, Tokens, hash_hex, new_token};
 pub use body::MAX_DEPTH;
 pub use dashboard::{ASSETS, Asset, CSP};
 pub use jobs::MAX_BATCH;
+pub use reads::{MAX_SCHEDULE_PAGE, MAX_SCHEDULE_TEXT};
 pub use samples::{History, MAX_QUEUES_PER_SAMPLE, QueueSample, Sample};
 pub use server::HttpServer;
 pub use views::ErrorBody;

@@ -20,7 +20,7 @@ use super::control::{BackfillBody, Empty, PauseBody, TriggerBody};
 use super::jobs::{
     Cancelled, EnqueueBody, Enqueued, ListQuery, PurgeBody, Purged, RedriveBody, RedriveReply,
 };
-use super::reads::WhoAmI;
+use super::reads::{SchedulesQuery, WhoAmI};
 use super::samples::History;
 use super::views::ErrorBody;
 use super::work::{
@@ -118,7 +118,7 @@ pub fn errors(path: &str, method: &str) -> Vec<u16> {
     s.push(403);
     let writes = matches!(method, "post" | "put" | "delete");
     let named = path.contains('{');
-    if writes || named || matches!(path, "/v1/inspect" | "/v1/events") {
+    if writes || named || matches!(path, "/v1/inspect" | "/v1/events" | "/v1/schedules") {
         // A malformed body, query or path segment, or core's refusal.
         s.push(400);
     }
@@ -282,7 +282,12 @@ fn openapi_json() {}
 fn inspect() {}
 
 #[utoipa::path(get, path = "/v1/schedules", tag = "schedules",
-    description = "Every schedule the token may read, by name. Scope: `read`.",
+    description = "The schedules the token may read, by name, filtered by `q` and `status`. \
+        Without `limit`, every one of them (`next` null); with it, one page (`next` is the \
+        `after` of the next page, null on the last; `total` counts every match). Unknown \
+        query fields are 400. Scope: `read` (names it does not cover are left out before \
+        the page is cut).",
+    params(SchedulesQuery),
     responses((status = 200, description = "Schedules", body = ScheduleList)))]
 fn schedules() {}
 

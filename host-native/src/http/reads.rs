@@ -10,12 +10,15 @@ use super::error::ApiError;
 use super::{App, MAX_DEAD_LIMIT};
 use crate::backend::fires::{FireWindow, MAX_FIRES};
 use crate::backend::inspection::{self, Inspection};
-use crate::backend::views::{DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList};
+use crate::backend::views::{
+    DeadLetters, Health, QueueList, ScheduleDetail, ScheduleFilter, ScheduleList,
+};
 use crate::driver;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use std::sync::Arc;
 
 /// 200 when the backend answers a probe within the read timeout and is
 /// well (the driver's last commit succeeded; a replica's database
@@ -51,15 +54,69 @@ pub(super) async fn metrics_text(
     Ok(([(header::CONTENT_TYPE, driver::CONTENT_TYPE)], text).into_response())
 }
 
+/// Most schedules one page of `GET /v1/schedules` holds.
+pub const MAX_SCHEDULE_PAGE: usize = 1_000;
+
+/// Longest `q` of `GET /v1/schedules`, in bytes (longer than any name,
+/// spec, queue or zone it could be found in).
+pub const MAX_SCHEDULE_TEXT: usize = 256;
+
+/// `GET /v1/schedules?limit=&after=&q=&status=`: every field optional;
+/// without `limit` the answer is the whole (filtered) list, as before
+/// the API had pages.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct SchedulesQuery {
+    /// Page size, 1 to 1,000 (absent: every matching schedule, `next` null).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<usize>,
+    /// Names after this one: the `next` of the previous page.
+    after: Option<String>,
+    /// Only schedules with this text in their name, spec, queue or zone
+    /// (ignoring case; at most 256 bytes).
+    #[param(max_length = 256)]
+    q: Option<String>,
+    /// Only schedules in this state.
+    status: Option<chime_core::ScheduleStatus>,
+}
+
+/// The schedules the token may read that the query selects, by name; a
+/// token limited to some names pages through its own only.
 pub(super) async fn schedules(
     State(app): State<App>,
     Extension(who): Extension<Principal>,
+    q: Result<Query<SchedulesQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ScheduleList>, ApiError> {
     who.require_some(Scope::Read)?;
-    let mut list = app.read(app.ports.reads.schedules()).await?;
-    list.schedules
-        .retain(|s| who.may(Scope::Read, Some(&s.name)));
-    Ok(Json(list))
+    let Query(q) = q.map_err(|e| ApiError::bad(Some("query"), e.body_text()))?;
+    if q.limit
+        .is_some_and(|n| !(1..=MAX_SCHEDULE_PAGE).contains(&n))
+    {
+        return Err(ApiError::bad(
+            Some("limit"),
+            format!("limit is 1 to {MAX_SCHEDULE_PAGE}"),
+        ));
+    }
+    if q.q.as_ref().is_some_and(|t| t.len() > MAX_SCHEDULE_TEXT) {
+        return Err(ApiError::bad(
+            Some("q"),
+            format!("q is at most {MAX_SCHEDULE_TEXT} bytes"),
+        ));
+    }
+    let visible: Arc<dyn Fn(&str) -> bool + Send + Sync> = if who.may_all(Scope::Read) {
+        Arc::new(|_| true)
+    } else {
+        Arc::new(move |name| who.may(Scope::Read, Some(name)))
+    };
+    let filter = ScheduleFilter {
+        text: q.q.filter(|t| !t.is_empty()),
+        status: q.status,
+        after: q.after,
+        limit: q.limit,
+        visible,
+    };
+    Ok(Json(app.read(app.ports.reads.schedules(filter)).await?))
 }
 
 pub(super) async fn schedule(

@@ -27,7 +27,7 @@ use super::status::ReplicaStatus;
 use crate::backend::inspection::{Inspection, QueueView};
 use crate::backend::views::{
     DatabaseHealth, DeadLetters, Health, LeaseRow, QueueList, ReplicaHealth, ScheduleDetail,
-    ScheduleList,
+    ScheduleFilter, ScheduleList,
 };
 use crate::backend::{PortError, PortFuture, QueueBackend, ReadBackend};
 use crate::driver::StreamEvent;
@@ -404,8 +404,8 @@ impl ReadBackend for PgReads {
         })
     }
 
-    fn schedules(&self) -> PortFuture<'_, ScheduleList> {
-        Box::pin(async move { Ok(ScheduleList::read(&*self.engine().await?)) })
+    fn schedules(&self, filter: ScheduleFilter) -> PortFuture<'_, ScheduleList> {
+        Box::pin(async move { Ok(ScheduleList::read(&*self.engine().await?, &filter)) })
     }
 
     fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>> {

@@ -11,6 +11,8 @@
 //! [`schedule_write`] (a schedule written through any node fires; in
 //! Postgres mode through the follower, from the leader),
 //! [`schedules`] (schedule and queue writes, their refusals),
+//! [`schedule_pages`] (the schedule list's pages, filters and cursor,
+//! within a token's names),
 //! [`workers`] (claim, heartbeat, complete, fail, one and batch),
 //! [`crash_redelivery`] (a node killed mid-claim: the job comes back
 //! after its lease).
@@ -22,6 +24,7 @@ pub mod crash_redelivery;
 pub mod deploy;
 pub mod lease_lost;
 pub mod routes;
+pub mod schedule_pages;
 pub mod schedule_write;
 pub mod schedules;
 pub mod workers;

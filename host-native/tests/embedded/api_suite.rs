@@ -39,6 +39,11 @@ async fn schedules_and_queues_are_managed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_are_paged_and_filtered() {
+    suite::schedule_pages::run(Store::Data).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_claim_heartbeat_complete_and_fail() {
     suite::workers::run(Store::Data).await;
 }

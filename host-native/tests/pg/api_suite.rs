@@ -75,6 +75,15 @@ async fn schedules_and_queues_are_managed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_are_paged_and_filtered() {
+    let Some((store, pg)) = store("api_schedule_pages") else {
+        return;
+    };
+    suite::schedule_pages::run(store).await;
+    pg_support::drop_schema(&pg).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_claim_heartbeat_complete_and_fail() {
     let Some((store, pg)) = store("api_workers") else {
         return;
