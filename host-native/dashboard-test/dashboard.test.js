@@ -74,10 +74,15 @@ test('every page, its actions and the DST timeline on the quickstart daemon (no 
 
       await visit(page, d.base, '#/schedules');
       for (const n of ['tick', 'minutely-report', 'doomed', 'ny-gap', 'ny-fold']) await page.waitForSelector(`tr[data-schedule="${n}"]`);
-      await page.fill('#sched-filter', 'ny-');
-      await page.waitForFunction(() => document.querySelectorAll('tr[data-schedule]').length === 2);
+      // tick's last outcome (`lastRun`) shows once it has fired.
+      await page.waitForSelector('tr[data-schedule="tick"] [data-field="last-outcome"] .badge', { timeout: 15_000 });
+      assert.match(await page.textContent('[data-field="page"]'), /^page 1 of 1 \(5 schedules\)$/);
       await accessible(page, 'schedules');
       await shot(page, 'schedules');
+      // The filter is the server's (`q`): only the New York pair comes back.
+      await page.fill('#sched-filter', 'NY-');
+      await page.waitForFunction(() => document.querySelectorAll('tr[data-schedule]').length === 2);
+      assert.match(await page.textContent('[data-field="page"]'), /\(2 schedules\)/);
       // Bulk pause of the filtered two, then resume them.
       for (const n of ['ny-gap', 'ny-fold']) await page.check(`tr[data-schedule="${n}"] input[type=checkbox]`);
       await confirmClick(page, '[data-action="bulk-pause"]');
