@@ -33,6 +33,9 @@ impl Schedule {
     }
 
     /// Appends `run`, forgetting the oldest beyond `bound` (0: none kept).
+    /// The deque grows by doubling only while that stays within `bound`,
+    /// then to exactly `bound` (a full history of the default 50 runs
+    /// takes 50 slots, not 64: 14 unused records are ~2 KB a schedule).
     pub(crate) fn push_run(&mut self, run: RunRecord, bound: usize) {
         if bound == 0 {
             return;
@@ -40,6 +43,9 @@ impl Schedule {
         let runs = &mut self.x.get_or_insert_with(Box::default).runs;
         while runs.len() >= bound {
             runs.pop_front();
+        }
+        if runs.len() == runs.capacity() && runs.capacity().saturating_mul(2).max(4) > bound {
+            runs.reserve_exact(bound - runs.len());
         }
         runs.push_back(run);
     }
@@ -189,5 +195,49 @@ impl Schedule {
     ) {
         skips.add(&self.name, reason, count, first, last);
         self.record_skip(reason, count, (first, last), now, bound);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::schedule::{Grid, GridKey, Schedule};
+    use crate::spec::{Spec, SpecOptions};
+    use crate::time::Timestamp;
+    use crate::wire::command::FireReason;
+    use crate::wire::ids::FireId;
+    use crate::wire::schedule_def::ScheduleDef;
+    use std::sync::Arc;
+
+    fn schedule() -> Schedule {
+        let def: ScheduleDef = serde_json::from_value(serde_json::json!({
+            "name": "s", "spec": "@every 1s", "target": {"queue": "q"}
+        }))
+        .unwrap();
+        let spec = Spec::parse(&def.spec, &SpecOptions::default()).unwrap();
+        let grid = Arc::new(Grid::new(GridKey::of(&def), spec));
+        Schedule::new(def, grid, Arc::from("q"))
+    }
+
+    /// A full history holds exactly its bound of slots (the deque's
+    /// doubling would give 64 for 50), and keeps the newest runs.
+    #[test]
+    fn a_full_history_takes_exactly_its_bound() {
+        for bound in [1, 3, 4, 5, 50, 64, 100] {
+            let mut s = schedule();
+            for k in 0..(3 * bound as i64) {
+                let at = Timestamp::from_millis(1000 * (k + 1)).unwrap();
+                let fire = FireId {
+                    schedule: Arc::from("s"),
+                    nominal: at,
+                    extra: None,
+                };
+                s.record_fire(&fire, FireReason::Scheduled, at, None, bound);
+                assert!(s.runs().len() <= bound);
+            }
+            assert_eq!(s.runs().len(), bound);
+            assert_eq!(s.runs().capacity(), bound, "bound {bound}");
+            let newest = s.runs().back().unwrap().nominal.as_millis();
+            assert_eq!(newest, 1000 * 3 * bound as i64, "bound {bound}");
+        }
     }
 }
