@@ -65,6 +65,7 @@
 pub mod config;
 pub mod message;
 pub mod outbox;
+pub mod redis;
 
 pub use message::{DeadLetter, Message, MessageError};
 

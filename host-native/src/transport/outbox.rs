@@ -20,7 +20,7 @@ use super::{Message, Published, Transport, backoff};
 use crate::backend::PortError;
 use crate::store::{Recovered, Store, StoreError};
 use chime_core::{Command, JournalEntry, Snapshot};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -118,9 +118,7 @@ impl Outbox {
                     continue;
                 }
                 ids.insert(m.id.as_str(), 0).map_err(redb_err)?;
-                pending
-                    .insert(next, m.body().as_str())
-                    .map_err(redb_err)?;
+                pending.insert(next, m.body().as_str()).map_err(redb_err)?;
                 next += 1;
                 added += 1;
             }

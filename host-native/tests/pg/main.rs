@@ -12,6 +12,7 @@
 mod api_schedule_kept;
 mod backends;
 mod pg_support;
+mod redis_support;
 
 mod api_complete_batch;
 mod api_suite;
