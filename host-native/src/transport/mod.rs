@@ -66,6 +66,7 @@ pub mod config;
 pub mod message;
 pub mod outbox;
 pub mod redis;
+pub mod source;
 
 pub use message::{DeadLetter, Message, MessageError};
 
