@@ -116,7 +116,11 @@ pub fn start(
     }
     // Declared in the broker with the config's settings (retries, dead
     // letters, retention), retried while it is away.
-    for q in plan.queues.iter().filter(|q| by_queue.contains_key(&q.name)) {
+    for q in plan
+        .queues
+        .iter()
+        .filter(|q| by_queue.contains_key(&q.name))
+    {
         let (t, q) = (by_queue[&q.name].clone(), q.clone());
         tasks.push(tokio::spawn(async move {
             for n in 0u32.. {

@@ -171,6 +171,18 @@ impl Outbox {
         tx.commit().map_err(redb_err)
     }
 
+    /// Up to `max` ids the outbox holds (pending or remembered), in id
+    /// order: what chime delivered.
+    pub fn ids(&self, max: usize) -> Result<Vec<String>, StoreError> {
+        let tx = self.db.begin_read().map_err(redb_err)?;
+        let t = tx.open_table(IDS).map_err(redb_err)?;
+        let mut out = Vec::new();
+        for row in t.range::<&str>(..).map_err(redb_err)?.take(max) {
+            out.push(row.map_err(redb_err)?.0.value().to_owned());
+        }
+        Ok(out)
+    }
+
     /// Whether the outbox holds `id` (pending or remembered as published).
     pub fn knows(&self, id: &str) -> Result<bool, StoreError> {
         let tx = self.db.begin_read().map_err(redb_err)?;

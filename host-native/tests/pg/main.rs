@@ -36,6 +36,7 @@ mod queue;
 mod queue_batch;
 mod queue_conformance;
 mod queue_search;
+mod redis_broker_restart;
 mod replica_http;
 mod replica_reload;
 mod run_history;
