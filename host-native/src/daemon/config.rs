@@ -351,3 +351,49 @@ fn convert<T: serde::de::DeserializeOwned>(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod transport_tests {
+    use super::*;
+    use crate::transport::config::TransportKind;
+    use chime_core::QueueMode;
+
+    /// `examples/transports.toml`, the example of `docs/transports.md`.
+    #[test]
+    fn the_transports_example_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/transports.toml");
+        let c = FileConfig::load(Path::new(path)).unwrap();
+        assert_eq!(
+            c.transports.queues.get("planner"),
+            Some(&TransportKind::Redis)
+        );
+        let q = &c.queues[0];
+        assert_eq!(q.mode, QueueMode::External, "a transport queue is external");
+        assert!(q.dead_letter);
+        let redis = c.transports.section.redis.as_ref().unwrap();
+        let names = redis.names("planner");
+        assert_eq!(
+            names,
+            crate::transport::config::RedisOptions::default().names("planner")
+        );
+        assert_eq!(redis.idempotency_ttl_ms, 86_400_000);
+    }
+
+    #[test]
+    fn transport_tables_are_checked() {
+        let no_table = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\n";
+        let e = FileConfig::parse(no_table).unwrap_err().to_string();
+        assert!(e.contains("[transport.redis]"), "{e}");
+        let local = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\nmode = \"local\"\n\
+                     [transport.redis]\n";
+        assert!(FileConfig::parse(local).is_err());
+        let unknown = "[[queue]]\nname = \"q\"\ntransport = \"kafka\"\n[transport.redis]\n";
+        assert!(FileConfig::parse(unknown).is_err());
+        let off = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\ndeadLetterEnabled = false\n\
+                   [transport.redis]\n";
+        let c = FileConfig::parse(off).unwrap();
+        assert!(!c.queues[0].dead_letter);
+        let typo = "[transport.redis]\nurll = \"x\"\n";
+        assert!(FileConfig::parse(typo).is_err());
+    }
+}
