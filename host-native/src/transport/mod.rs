@@ -65,6 +65,7 @@
 pub mod config;
 pub mod message;
 pub mod outbox;
+pub mod reads;
 pub mod redis;
 pub mod source;
 
