@@ -155,7 +155,8 @@ url = "redis://127.0.0.1:{port}"
         let l = rx
             .recv_timeout(Duration::from_secs(20))
             .expect("HTTP listener up");
-        if l["fields"]["message"] == "HTTP listener up" {
+        let msg = l["fields"]["message"].as_str().unwrap_or_default();
+        if msg.starts_with("HTTP listener up") {
             break l["fields"]["address"].as_str().unwrap().to_owned();
         }
     };
