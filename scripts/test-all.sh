@@ -33,7 +33,7 @@ step "an embedder's build: chime-native without default features"
 cargo clippy -p chime-native --no-default-features --lib --locked -- -D warnings
 cargo build -p chime-native --no-default-features --locked
 server_stack="$(cargo tree -p chime-native --no-default-features -e normal --prefix none --locked |
-  grep -E '^(clap|axum|reqwest|rustls|tokio-postgres|toml) ' | sort -u || true)"
+  grep -E '^(clap|axum|reqwest|rustls|tokio-postgres|toml|redis|async-nats) ' | sort -u || true)"
 if [ -n "$server_stack" ]; then
   echo "chime-native --no-default-features links the server stack:"
   echo "$server_stack"
@@ -62,8 +62,11 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # Debian's package if missing, runs initdb in a temporary directory as the
 # postgres user, stops it and removes it afterwards). CHIME_REQUIRE_POSTGRES=1
 # makes the Postgres tests fail, not skip, if the server's URL is missing.
-echo "starting a throwaway PostgreSQL on 127.0.0.1 for the Postgres tests"
-CHIME_REQUIRE_POSTGRES=1 scripts/pg-test-server.sh cargo test --workspace --locked
+# Inside it a throwaway Redis (scripts/redis-test-server.sh: Debian's
+# redis-server, AOF with appendfsync always) for the transport tests;
+# CHIME_REQUIRE_REDIS=1 likewise.
+echo "starting a throwaway PostgreSQL and Redis on 127.0.0.1 for their tests"
+CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh cargo test --workspace --locked
 
 step "the API against its OpenAPI document (schemathesis on a real daemon)"
 # Pinned schemathesis in a venv under ~/.cache (Debian's python3-venv

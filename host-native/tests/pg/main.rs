@@ -12,6 +12,7 @@
 mod api_schedule_kept;
 mod backends;
 mod pg_support;
+mod redis_support;
 
 mod api_complete_batch;
 mod api_suite;
@@ -35,6 +36,7 @@ mod queue;
 mod queue_batch;
 mod queue_conformance;
 mod queue_search;
+mod redis_broker_restart;
 mod replica_http;
 mod replica_reload;
 mod run_history;

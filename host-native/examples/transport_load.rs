@@ -1,0 +1,109 @@
+//! Publish and consume throughput through the Redis Streams transport
+//! (BENCHMARKS.md, "Transports"): `N` messages published with `C` in
+//! flight (each a `SET NX` + `XADD` script), then claimed in batches of
+//! 256 and completed (`XACK` + `XDEL` script each) by `C` consumers.
+//!
+//! ```sh
+//! scripts/redis-test-server.sh cargo run --profile test -p chime-native --example transport_load -- 20000 64
+//! ```
+
+use chime_core::{EngineConfig, FireId, Headers, Payload, QueueConfig};
+use chime_native::backend::QueueBackend;
+use chime_native::transport::config::RedisOptions;
+use chime_native::transport::redis::RedisTransport;
+use chime_native::transport::{Message, NoSettlements, Transport};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let c: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(64);
+    let url =
+        std::env::var("CHIME_REDIS_URL").expect("CHIME_REDIS_URL (scripts/redis-test-server.sh)");
+    let options = RedisOptions {
+        url: format!("{url}/9"),
+        ..RedisOptions::default()
+    };
+    let t = Arc::new(
+        RedisTransport::new(
+            options,
+            EngineConfig::default(),
+            vec![],
+            Arc::new(NoSettlements),
+        )
+        .unwrap(),
+    );
+    let mut q = QueueConfig::new("bench");
+    q.retention.completed_max = 1;
+    t.declare(&q).await.unwrap();
+    let payload =
+        Payload::from_json(r#"{"runId":"r-1","tenantId":"t-1","digests":["sha256:00"]}"#).unwrap();
+
+    let next = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..c {
+        let (t, next, payload) = (t.clone(), next.clone(), payload.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return lat;
+                }
+                let fire: FireId = format!("bench@{}", 1_700_000_000_000 + i * 1000)
+                    .parse()
+                    .unwrap();
+                let m = Message::of_fire(&fire, "bench", &payload, &Headers::new(), 0, None);
+                let t0 = Instant::now();
+                t.publish(&m).await.unwrap();
+                lat.push(t0.elapsed());
+            }
+        }));
+    }
+    let mut lat: Vec<Duration> = Vec::new();
+    for task in tasks {
+        lat.extend(task.await.unwrap());
+    }
+    let published = start.elapsed();
+    lat.sort();
+    let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)];
+
+    let done = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..c {
+        let (t, done) = (t.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            let worker = format!("w{w}");
+            while done.load(Ordering::Relaxed) < n {
+                let jobs = t.claim("bench", &worker, 256, None).await.unwrap();
+                if jobs.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+                for j in jobs {
+                    t.complete(j.job, j.token).await.unwrap();
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let consumed = start.elapsed();
+    println!(
+        "published {n} in {:.2}s = {:.0}/s (p50 {:.2} ms, p99 {:.2} ms, {c} in flight); \
+         claimed+completed in {:.2}s = {:.0}/s",
+        published.as_secs_f64(),
+        n as f64 / published.as_secs_f64(),
+        pct(0.50).as_secs_f64() * 1e3,
+        pct(0.99).as_secs_f64() * 1e3,
+        consumed.as_secs_f64(),
+        n as f64 / consumed.as_secs_f64()
+    );
+}
