@@ -10,7 +10,7 @@ use crate::backend::ReadBackend;
 use crate::backend::fires::FireWindow;
 use crate::backend::inspection::Inspection;
 use crate::backend::views::{
-    DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList, TransportHealth,
+    DeadLetters, Health, QueueList, ScheduleDetail, ScheduleFilter, ScheduleList, TransportHealth,
 };
 use crate::driver::{Handle, StreamEvent};
 use std::sync::Arc;
@@ -95,8 +95,8 @@ impl ReadBackend for WithTransports {
         ReadBackend::inspect(&self.handle, dead)
     }
 
-    fn schedules(&self) -> PortFuture<'_, ScheduleList> {
-        ReadBackend::schedules(&self.handle)
+    fn schedules(&self, filter: ScheduleFilter) -> PortFuture<'_, ScheduleList> {
+        ReadBackend::schedules(&self.handle, filter)
     }
 
     fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>> {
