@@ -40,6 +40,7 @@ no "host worker/ imports a layer above" "crate::(runtime|http|pg|daemon)\b|$root
 no "host runtime/ imports a layer above" 'crate::(http|pg|daemon)\b' $h/runtime
 no "host http/ imports pg or daemon" 'crate::(pg|daemon)\b' $h/http
 no "host pg/ imports http or daemon" 'crate::(http|daemon)\b' $h/pg
+no "host transport/ imports runtime, http, pg or daemon" 'crate::(runtime|http|pg|daemon)\b' $h/transport
 # Only pg/, daemon/ and main.rs name the Postgres backend.
 no "host names pg outside pg/, daemon/ and main.rs" '\bpg::|\bPg[A-Z]' \
   $h/store $h/driver $h/backend $h/worker $h/runtime $h/http $h/lib.rs

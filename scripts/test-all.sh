@@ -33,7 +33,7 @@ step "an embedder's build: chime-native without default features"
 cargo clippy -p chime-native --no-default-features --lib --locked -- -D warnings
 cargo build -p chime-native --no-default-features --locked
 server_stack="$(cargo tree -p chime-native --no-default-features -e normal --prefix none --locked |
-  grep -E '^(clap|axum|reqwest|rustls|tokio-postgres|toml) ' | sort -u || true)"
+  grep -E '^(clap|axum|reqwest|rustls|tokio-postgres|toml|redis|async-nats) ' | sort -u || true)"
 if [ -n "$server_stack" ]; then
   echo "chime-native --no-default-features links the server stack:"
   echo "$server_stack"

@@ -11,8 +11,8 @@
 //! before it; `docs/architecture.md` has the checks): [`store`],
 //! [`driver`], [`backend`] (the queue port), [`worker`], the runtime (its
 //! items are re-exported here: [`start`], [`Builder`], [`Running`]), then
-//! [`http`], [`pg`] and [`daemon`], each behind a cargo feature (`http`,
-//! `postgres`, `cli`).
+//! [`http`], [`pg`] and [`transport`] (beside each other) and [`daemon`],
+//! each behind a cargo feature (`http`, `postgres`, `transports`, `cli`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -26,6 +26,8 @@ pub mod http;
 pub mod pg;
 mod runtime;
 pub mod store;
+#[cfg(feature = "transports")]
+pub mod transport;
 pub mod worker;
 
 pub use runtime::{

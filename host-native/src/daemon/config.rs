@@ -58,6 +58,9 @@ struct Raw {
     database: Option<DatabaseSection>,
     #[serde(default)]
     token: Vec<TokenConfig>,
+    #[cfg(feature = "transports")]
+    #[serde(default)]
+    transport: Option<crate::transport::config::TransportSection>,
 }
 
 /// A `[[token]]` table: a bearer token the HTTP API accepts, by the hex
@@ -149,6 +152,21 @@ pub struct FileConfig {
     pub database: Option<DatabaseSection>,
     /// The `[[token]]` tables, checked: the HTTP API's credentials.
     pub tokens: crate::http::Tokens,
+    /// The queues carried by a transport (`transport = "redis"` in their
+    /// `[[queue]]` table; declared `external` in the engine) and the
+    /// `[transport]` table.
+    #[cfg(feature = "transports")]
+    pub transports: Transports,
+}
+
+/// The transports of a config file.
+#[cfg(feature = "transports")]
+#[derive(Clone, Debug, Default)]
+pub struct Transports {
+    /// Queue → its transport.
+    pub queues: std::collections::BTreeMap<String, crate::transport::config::TransportKind>,
+    /// The `[transport]` table (defaults when absent).
+    pub section: crate::transport::config::TransportSection,
 }
 
 impl FileConfig {
@@ -163,7 +181,9 @@ impl FileConfig {
 
     /// Parses TOML text.
     pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
-        let raw: Raw = toml::from_str(text)?;
+        let mut raw: Raw = toml::from_str(text)?;
+        #[cfg(feature = "transports")]
+        let transports = transports(&mut raw)?;
         let queues: Vec<QueueConfig> = convert("queue", &raw.queue)?;
         let schedules = convert("schedule", &raw.schedule)?;
         for (i, w) in raw.worker.iter().enumerate() {
@@ -215,6 +235,8 @@ impl FileConfig {
             http,
             database: raw.database,
             tokens,
+            #[cfg(feature = "transports")]
+            transports,
         })
     }
 
@@ -231,6 +253,71 @@ impl FileConfig {
         }
         p
     }
+}
+
+/// Takes `transport` (and the seed's `deadLetterEnabled`, the queue's
+/// `deadLetter`) out of the `[[queue]]` tables before core reads them: a
+/// queue with a transport is `external` in the engine.
+#[cfg(feature = "transports")]
+fn transports(raw: &mut Raw) -> Result<Transports, ConfigError> {
+    use crate::transport::config::TransportKind;
+    let mut out = Transports {
+        section: raw.transport.take().unwrap_or_default(),
+        ..Transports::default()
+    };
+    for (i, q) in raw.queue.iter_mut().enumerate() {
+        let err = |message: String| ConfigError::Table {
+            table: "queue",
+            index: i + 1,
+            message,
+        };
+        let Some(t) = q.as_table_mut() else { continue };
+        let Some(kind) = t.remove("transport") else {
+            continue;
+        };
+        let kind: TransportKind = kind
+            .try_into()
+            .map_err(|e: toml::de::Error| err(format!("transport: {e}")))?;
+        if let Some(d) = t.remove("deadLetterEnabled") {
+            if t.contains_key("deadLetter") {
+                return Err(err("deadLetterEnabled and deadLetter are one setting".into()));
+            }
+            t.insert("deadLetter".into(), d);
+        }
+        match t.get("mode").and_then(|m| m.as_str()) {
+            None | Some("external") => {
+                t.insert("mode".into(), "external".into());
+            }
+            Some(other) => {
+                return Err(err(format!("a queue with a transport is external, not {other:?}")));
+            }
+        }
+        let name = t
+            .get("name")
+            .and_then(|n| n.as_str())
+            .ok_or_else(|| err("missing name".into()))?
+            .to_owned();
+        let configured = match kind {
+            TransportKind::Redis => out.section.redis.is_some(),
+            TransportKind::Nats => out.section.nats.is_some(),
+        };
+        if !configured {
+            return Err(err(format!(
+                "transport {:?} needs a [transport.{}] table",
+                kind.name(),
+                kind.name()
+            )));
+        }
+        out.queues.insert(name, kind);
+    }
+    if !out.queues.is_empty() && raw.database.is_some() {
+        return Err(ConfigError::Table {
+            table: "transport",
+            index: 1,
+            message: "transports run with the embedded engine, not with [database] (yet)".into(),
+        });
+    }
+    Ok(out)
 }
 
 /// TOML tables → the core's serde types, through JSON text (payloads are
