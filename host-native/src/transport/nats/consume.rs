@@ -3,7 +3,7 @@
 //! [`nats`](super) for the mapping onto JetStream).
 
 use super::book::{Lease, Miss, Record};
-use super::{H_JOB, NAME, NatsError, NatsQueues, Queue, unavailable};
+use super::{H_JOB, NAME, NatsError, NatsQueues, Queue, SEQ_MASK, unavailable};
 use crate::backend::{Enqueued, Failed, PortError};
 use crate::transport::{Message, unsupported};
 use async_nats::jetstream::{self, AckKind};
@@ -14,6 +14,9 @@ use chime_core::{
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long a claim waits for a message the consumer has not seen yet.
+const CATCH_UP: Duration = Duration::from_millis(200);
 
 /// The idempotency key of a message enqueued through the port, from its
 /// id ([`Message::key_id`]).
@@ -29,13 +32,13 @@ fn keyless_id() -> Result<String, PortError> {
     Ok(Message::job_id(u64::from_le_bytes(b) >> 1))
 }
 
-/// The job id of a delivered or stored message: its `Chime-Job` header
-/// (a redriven job), else its sequence.
-pub(super) fn job_of(headers: Option<&async_nats::HeaderMap>, seq: u64) -> JobId {
+/// The job id of a delivered or stored message of `q`: its `Chime-Job`
+/// header (a redriven job), else from its sequence.
+pub(super) fn job_of(q: &Queue, headers: Option<&async_nats::HeaderMap>, seq: u64) -> JobId {
     headers
         .and_then(|h| h.get(H_JOB))
         .and_then(|v| v.as_str().parse().ok())
-        .map_or(JobId(seq), JobId)
+        .map_or_else(|| q.job(seq), JobId)
 }
 
 /// A job that is not held here as a port error.
@@ -78,12 +81,12 @@ impl NatsQueues {
             headers: req.headers.clone(),
             payload: req.payload.clone(),
         };
-        let (seq, duplicate) = self.publish_message(&message).await?;
+        let (job, duplicate) = self.publish_message(&message).await?;
         if let Some(k) = &req.key {
-            self.book().hold_key(&req.queue, k, JobId(seq));
+            self.book().hold_key(&req.queue, k, job);
         }
         Ok(Enqueued {
-            job: JobId(seq),
+            job,
             deduplicated: duplicate,
         })
     }
@@ -108,10 +111,31 @@ impl NatsQueues {
             return Ok(Vec::new());
         };
         check_lease(&q, lease_ms)?;
-        let mut batch = q
-            .consumer
-            .fetch()
-            .max_messages(max as usize)
+        let out = self.fetch(&q, max, None, worker, now).await?;
+        if !out.is_empty() || !self.undelivered(&q).await? {
+            return Ok(out);
+        }
+        // The consumer learns of a new message a moment after its PubAck,
+        // and a no-wait pull in between finds nothing: wait for it, a
+        // little (the pull returns as soon as there is one).
+        self.fetch(&q, max, Some(CATCH_UP), worker, now).await
+    }
+
+    /// One pull of up to `max` messages: no waiting, or up to `expires`
+    /// for the first.
+    async fn fetch(
+        &self,
+        q: &Arc<Queue>,
+        max: u32,
+        expires: Option<Duration>,
+        worker: &str,
+        now: Timestamp,
+    ) -> Result<Vec<Claimed>, PortError> {
+        let mut fetch = q.consumer.fetch().max_messages(max as usize);
+        if let Some(e) = expires {
+            fetch = fetch.expires(e);
+        }
+        let mut batch = fetch
             .messages()
             .await
             .map_err(|e| unavailable("fetch", e))?;
@@ -123,11 +147,31 @@ impl NatsQueues {
                     source,
                 }))
             })?;
-            if let Some(c) = self.take(&q, m, worker, now).await? {
+            if let Some(c) = self.take(q, m, worker, now).await? {
                 out.push(c);
             }
         }
         Ok(out)
+    }
+
+    /// Whether the work stream holds messages the consumer has not
+    /// delivered (the stream's count beyond the consumer's unacknowledged
+    /// deliveries).
+    async fn undelivered(&self, q: &Queue) -> Result<bool, PortError> {
+        let mut work = q.work.clone();
+        let messages = work
+            .info()
+            .await
+            .map_err(|e| unavailable("stream info", e))?
+            .state
+            .messages;
+        let mut consumer = q.consumer.clone();
+        let in_flight = consumer
+            .info()
+            .await
+            .map_err(|e| unavailable("consumer info", e))?
+            .num_ack_pending as u64;
+        Ok(messages > in_flight)
     }
 
     /// One delivered message: handed out, or dead-lettered when it is a
@@ -149,7 +193,7 @@ impl NatsQueues {
         let Some(reply) = m.reply.as_ref().map(|s| s.to_string()) else {
             return Ok(None);
         };
-        let job = job_of(m.headers.as_ref(), seq);
+        let job = job_of(q, m.headers.as_ref(), seq);
         let parsed = std::str::from_utf8(&m.payload)
             .map_err(|e| e.to_string())
             .and_then(|b| Message::parse(b).map_err(|e| e.to_string()));
@@ -447,61 +491,54 @@ impl NatsQueues {
         Ok(())
     }
 
-    /// The job whose message the work stream of a queue known here holds
-    /// under sequence `job` (a job this process did not see), as a record.
+    /// The job whose message the work stream of its queue holds (a job
+    /// this process did not see, or not since a redrive), as a record.
     async fn stored(&self, job: JobId) -> Result<Option<(Arc<Queue>, Record)>, PortError> {
-        let queues: Vec<Arc<Queue>> = self
-            .queues
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        for q in queues {
-            let m = match q.work.get_raw_message(job.0).await {
-                Ok(m) => m,
-                Err(e) if is_no_message(&e) => continue,
-                Err(e) => return Err(unavailable("get message", e)),
-            };
-            if job_of(Some(&m.headers), m.sequence) != job {
-                continue;
-            }
-            let Ok(message) = std::str::from_utf8(&m.payload)
-                .map_err(drop)
-                .and_then(|b| Message::parse(b).map_err(drop))
-            else {
-                continue;
-            };
-            let run_at = Timestamp::from_millis(
-                i64::try_from(m.time.unix_timestamp_nanos() / 1_000_000).unwrap_or(0),
-            )
-            .unwrap_or(Timestamp::MIN);
-            let record = Record {
-                info: JobInfo {
-                    id: job,
-                    queue: q.config.name.clone(),
-                    state: JobState::Available,
-                    payload: message.payload.clone(),
-                    headers: message.headers.clone(),
-                    priority: 0,
-                    key: key_of(&message),
-                    fire: message.fire.clone(),
-                    attempt: 0,
-                    max_attempts: message.max_attempts.unwrap_or(q.config.max_attempts),
-                    run_at,
-                    lease_deadline: None,
-                    worker: None,
-                    last_error: None,
-                    finished_at: None,
-                },
-                seq: m.sequence,
-                message,
-                lease: None,
-                started_at: None,
-            };
-            return Ok(Some((q, record)));
+        let Some(q) = self.by_tag(job) else {
+            return Ok(None);
+        };
+        let m = match q.work.get_raw_message(job.0 & SEQ_MASK).await {
+            Ok(m) => m,
+            Err(e) if is_no_message(&e) => return Ok(None),
+            Err(e) => return Err(unavailable("get message", e)),
+        };
+        if job_of(&q, Some(&m.headers), m.sequence) != job {
+            return Ok(None);
         }
-        Ok(None)
+        let Ok(message) = std::str::from_utf8(&m.payload)
+            .map_err(drop)
+            .and_then(|b| Message::parse(b).map_err(drop))
+        else {
+            return Ok(None);
+        };
+        let run_at = Timestamp::from_millis(
+            i64::try_from(m.time.unix_timestamp_nanos() / 1_000_000).unwrap_or(0),
+        )
+        .unwrap_or(Timestamp::MIN);
+        let record = Record {
+            info: JobInfo {
+                id: job,
+                queue: q.config.name.clone(),
+                state: JobState::Available,
+                payload: message.payload.clone(),
+                headers: message.headers.clone(),
+                priority: 0,
+                key: key_of(&message),
+                fire: message.fire.clone(),
+                attempt: 0,
+                max_attempts: message.max_attempts.unwrap_or(q.config.max_attempts),
+                run_at,
+                lease_deadline: None,
+                worker: None,
+                last_error: None,
+                finished_at: None,
+            },
+            seq: m.sequence,
+            message,
+            lease: None,
+            started_at: None,
+        };
+        Ok(Some((q, record)))
     }
 
     /// The port's `job`: what this process knows, else the work stream's

@@ -74,7 +74,7 @@ impl NatsQueues {
                     message::REASON_BYTES,
                 )),
             ),
-            (H_JOB, seq.to_string()),
+            (H_JOB, q.job(seq).0.to_string()),
             (H_DIED_AT, self.now().as_millis().to_string()),
         ];
         let id = format!("~dead:{}:{}", q.names.stream, seq);
@@ -112,7 +112,7 @@ impl NatsQueues {
                 .and_then(|b| Message::parse(b).ok());
             out.push(Letter {
                 seq: m.sequence,
-                job: job_of(Some(&m.headers), m.sequence),
+                job: job_of(q, Some(&m.headers), m.sequence),
                 died_at,
                 message,
             });

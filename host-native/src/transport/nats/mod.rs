@@ -49,7 +49,7 @@ use crate::transport::{Depth, Message, NoSettlements, Published, Settlements, Tr
 use async_nats::jetstream;
 use async_nats::jetstream::message::PublishMessage;
 use book::Book;
-use chime_core::{EngineConfig, Error as CoreError, QueueConfig, Timestamp};
+use chime_core::{EngineConfig, Error as CoreError, JobId, QueueConfig, Timestamp};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -128,8 +128,30 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// Job ids: the queue's tag above [`SEQ_BITS`] bits of its work
+/// stream's sequence, 53 bits in all (exact as a JSON number in every
+/// language).
+const SEQ_BITS: u32 = 40;
+/// The sequence part of a job id.
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+/// Tags are 1..=8191 (13 bits).
+const TAGS: u64 = (1 << 13) - 1;
+
+/// The tag of a work stream's job ids: FNV-1a of its name, so that every
+/// process gives a queue's jobs the same ids.
+fn tag_of(stream: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in stream.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h % TAGS + 1
+}
+
 /// A declared queue: its config and JetStream objects.
 struct Queue {
+    /// The tag of its job ids ([`tag_of`] its work stream).
+    tag: u64,
     config: QueueConfig,
     names: NatsNames,
     work: jetstream::stream::Stream,
@@ -146,9 +168,17 @@ pub struct NatsQueues {
     engine: EngineConfig,
     clock: Arc<dyn Clock>,
     settlements: Arc<dyn Settlements>,
+    namespace: Option<String>,
     queues: RwLock<HashMap<String, Arc<Queue>>>,
     declaring: tokio::sync::Mutex<()>,
     book: Mutex<Book>,
+}
+
+impl Queue {
+    /// The id of the job whose message has work stream sequence `seq`.
+    fn job(&self, seq: u64) -> JobId {
+        JobId(self.tag << SEQ_BITS | (seq & SEQ_MASK))
+    }
 }
 
 impl std::fmt::Debug for NatsQueues {
@@ -189,6 +219,7 @@ impl NatsQueues {
             engine,
             clock: Arc::new(SystemClock),
             settlements: Arc::new(NoSettlements),
+            namespace: None,
             queues: RwLock::new(HashMap::new()),
             declaring: tokio::sync::Mutex::new(()),
             book: Mutex::new(Book::default()),
@@ -202,9 +233,46 @@ impl NatsQueues {
         self
     }
 
+    /// Puts every stream, subject and consumer name in a namespace of its
+    /// own (`<NS>_SCHEDULER_PLANNER`, `<ns>.scheduler.planner`,
+    /// `<ns>-scheduler-planners`): several deployments (or tests) on one
+    /// NATS account. Characters other than ASCII letters, digits, `_` and
+    /// `-` become `_`.
+    pub fn with_namespace(mut self, namespace: &str) -> NatsQueues {
+        let ns: String = namespace
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        self.namespace = (!ns.is_empty()).then_some(ns);
+        self
+    }
+
     /// The names of `queue`'s JetStream objects.
     pub fn names(&self, queue: &str) -> NatsNames {
-        self.options.names(queue)
+        let n = self.options.names(queue);
+        let Some(ns) = &self.namespace else {
+            return n;
+        };
+        let upper = ns.to_ascii_uppercase();
+        NatsNames {
+            stream: format!("{upper}_{}", n.stream),
+            subject: format!("{ns}.{}", n.subject),
+            durable: format!("{ns}-{}", n.durable),
+            dead_stream: format!("{upper}_{}", n.dead_stream),
+            dead_subject: format!("{ns}.{}", n.dead_subject),
+        }
+    }
+
+    /// The JetStream context (for operations chime does not wrap, and
+    /// for tests that look at the streams).
+    pub fn jetstream(&self) -> &jetstream::Context {
+        &self.js
     }
 
     fn now(&self) -> Timestamp {
@@ -235,7 +303,10 @@ impl NatsQueues {
             self.engine.limits.dead_letters_per_queue,
         )
         .await?;
+        let tag = tag_of(&names.stream);
+        self.check_tag(&config.name, tag)?;
         let q = Arc::new(Queue {
+            tag,
             config: config.clone(),
             names,
             work: o.work,
@@ -249,6 +320,38 @@ impl NatsQueues {
         Ok(q)
     }
 
+    /// Refuses a queue whose job ids would collide with another's (their
+    /// work streams' names hash to one tag): name one of the streams
+    /// differently.
+    fn check_tag(&self, queue: &str, tag: u64) -> Result<(), PortError> {
+        let queues = self.queues.read().unwrap_or_else(|e| e.into_inner());
+        match queues
+            .values()
+            .find(|q| q.tag == tag && q.config.name != queue)
+        {
+            Some(other) => Err(PortError::Refused(CoreError::InvalidInput {
+                field: "stream",
+                message: format!(
+                    "the job ids of queues {queue:?} and {:?} would collide (their streams' \
+                     names hash alike): name one of the streams differently",
+                    other.config.name
+                ),
+            })),
+            None => Ok(()),
+        }
+    }
+
+    /// The queue whose job ids carry `job`'s tag.
+    fn by_tag(&self, job: JobId) -> Option<Arc<Queue>> {
+        let tag = job.0 >> SEQ_BITS;
+        self.queues
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .find(|q| q.tag == tag)
+            .cloned()
+    }
+
     /// `queue` as declared here, or as another process left it in the
     /// broker (with the implicit config); `None` if it does not exist.
     async fn find(&self, queue: &str) -> Option<Arc<Queue>> {
@@ -257,7 +360,10 @@ impl NatsQueues {
         }
         let names = self.names(queue);
         let o = setup::existing(&self.js, &names).await?;
+        let tag = tag_of(&names.stream);
+        self.check_tag(queue, tag).ok()?;
         let q = Arc::new(Queue {
+            tag,
             config: QueueConfig::implicit(queue, &self.engine.limits),
             names,
             work: o.work,
@@ -305,7 +411,7 @@ impl NatsQueues {
     }
 
     /// Publishes a message of a queue that exists (declared or implicit).
-    async fn publish_message(&self, message: &Message) -> Result<(u64, bool), PortError> {
+    async fn publish_message(&self, message: &Message) -> Result<(JobId, bool), PortError> {
         if message.priority != 0 {
             return Err(crate::transport::unsupported(
                 NAME,
@@ -322,7 +428,7 @@ impl NatsQueues {
                 message.body(),
             )
             .await?;
-        Ok((ack.sequence, ack.duplicate))
+        Ok((q.job(ack.sequence), ack.duplicate))
     }
 }
 
@@ -402,6 +508,19 @@ impl Transport for NatsQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_ids_fit_a_json_number_and_differ_by_queue() {
+        let planner = tag_of("SCHEDULER_PLANNER");
+        let runner = tag_of("SCHEDULER_RUNNER");
+        assert_ne!(planner, runner);
+        for t in [planner, runner, 1, TAGS] {
+            assert!((1..=TAGS).contains(&t));
+            let id = t << SEQ_BITS | SEQ_MASK;
+            assert!(id < 1 << 53, "{id} is not exact in a double");
+        }
+        assert_eq!(tag_of("SCHEDULER_PLANNER"), planner, "stable");
+    }
 
     #[test]
     fn urls_are_shown_without_credentials() {
