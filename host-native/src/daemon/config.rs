@@ -58,7 +58,6 @@ struct Raw {
     database: Option<DatabaseSection>,
     #[serde(default)]
     token: Vec<TokenConfig>,
-    #[cfg(feature = "transports")]
     #[serde(default)]
     transport: Option<crate::transport::config::TransportSection>,
 }
@@ -155,12 +154,10 @@ pub struct FileConfig {
     /// The queues carried by a transport (`transport = "redis"` in their
     /// `[[queue]]` table; declared `external` in the engine) and the
     /// `[transport]` table.
-    #[cfg(feature = "transports")]
     pub transports: Transports,
 }
 
 /// The transports of a config file.
-#[cfg(feature = "transports")]
 #[derive(Clone, Debug, Default)]
 pub struct Transports {
     /// Queue → its transport.
@@ -182,7 +179,6 @@ impl FileConfig {
     /// Parses TOML text.
     pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
         let mut raw: Raw = toml::from_str(text)?;
-        #[cfg(feature = "transports")]
         let transports = transports(&mut raw)?;
         let queues: Vec<QueueConfig> = convert("queue", &raw.queue)?;
         let schedules = convert("schedule", &raw.schedule)?;
@@ -235,7 +231,6 @@ impl FileConfig {
             http,
             database: raw.database,
             tokens,
-            #[cfg(feature = "transports")]
             transports,
         })
     }
@@ -256,9 +251,48 @@ impl FileConfig {
 }
 
 /// Takes `transport` (and the seed's `deadLetterEnabled`, the queue's
-/// `deadLetter`) out of the `[[queue]]` tables before core reads them: a
-/// queue with a transport is `external` in the engine.
-#[cfg(feature = "transports")]
+/// `deadLetter`) out of a `[[queue]]` table before core reads it: a queue
+/// with a transport is `external` in the engine. The queue's name and
+/// transport, if it has one.
+pub(crate) fn take_transport_keys(
+    q: &mut toml::Value,
+) -> Result<Option<(String, crate::transport::config::TransportKind)>, String> {
+    use crate::transport::config::TransportKind;
+    let Some(t) = q.as_table_mut() else {
+        return Ok(None);
+    };
+    let Some(kind) = t.remove("transport") else {
+        return Ok(None);
+    };
+    let kind: TransportKind = kind
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("transport: {}", e.message()))?;
+    if let Some(d) = t.remove("deadLetterEnabled") {
+        if t.contains_key("deadLetter") {
+            return Err("deadLetterEnabled and deadLetter are one setting".into());
+        }
+        t.insert("deadLetter".into(), d);
+    }
+    match t.get("mode").and_then(|m| m.as_str()) {
+        None | Some("external") => {
+            t.insert("mode".into(), "external".into());
+        }
+        Some(other) => {
+            return Err(format!(
+                "a queue with a transport is external, not {other:?}"
+            ));
+        }
+    }
+    let name = t
+        .get("name")
+        .and_then(|n| n.as_str())
+        .ok_or("missing name")?
+        .to_owned();
+    Ok(Some((name, kind)))
+}
+
+/// The transports of the `[[queue]]` tables and the `[transport]` table
+/// (those keys taken out of the queue tables).
 fn transports(raw: &mut Raw) -> Result<Transports, ConfigError> {
     use crate::transport::config::TransportKind;
     let mut out = Transports {
@@ -271,32 +305,9 @@ fn transports(raw: &mut Raw) -> Result<Transports, ConfigError> {
             index: i + 1,
             message,
         };
-        let Some(t) = q.as_table_mut() else { continue };
-        let Some(kind) = t.remove("transport") else {
+        let Some((name, kind)) = take_transport_keys(q).map_err(err)? else {
             continue;
         };
-        let kind: TransportKind = kind
-            .try_into()
-            .map_err(|e: toml::de::Error| err(format!("transport: {e}")))?;
-        if let Some(d) = t.remove("deadLetterEnabled") {
-            if t.contains_key("deadLetter") {
-                return Err(err("deadLetterEnabled and deadLetter are one setting".into()));
-            }
-            t.insert("deadLetter".into(), d);
-        }
-        match t.get("mode").and_then(|m| m.as_str()) {
-            None | Some("external") => {
-                t.insert("mode".into(), "external".into());
-            }
-            Some(other) => {
-                return Err(err(format!("a queue with a transport is external, not {other:?}")));
-            }
-        }
-        let name = t
-            .get("name")
-            .and_then(|n| n.as_str())
-            .ok_or_else(|| err("missing name".into()))?
-            .to_owned();
         let configured = match kind {
             TransportKind::Redis => out.section.redis.is_some(),
             TransportKind::Nats => out.section.nats.is_some(),
@@ -339,4 +350,50 @@ fn convert<T: serde::de::DeserializeOwned>(
             serde_json::from_str(&json).map_err(|e| err(e.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod transport_tests {
+    use super::*;
+    use crate::transport::config::TransportKind;
+    use chime_core::QueueMode;
+
+    /// `examples/transports.toml`, the example of `docs/transports.md`.
+    #[test]
+    fn the_transports_example_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/transports.toml");
+        let c = FileConfig::load(Path::new(path)).unwrap();
+        assert_eq!(
+            c.transports.queues.get("planner"),
+            Some(&TransportKind::Redis)
+        );
+        let q = &c.queues[0];
+        assert_eq!(q.mode, QueueMode::External, "a transport queue is external");
+        assert!(q.dead_letter);
+        let redis = c.transports.section.redis.as_ref().unwrap();
+        let names = redis.names("planner");
+        assert_eq!(
+            names,
+            crate::transport::config::RedisOptions::default().names("planner")
+        );
+        assert_eq!(redis.idempotency_ttl_ms, 86_400_000);
+    }
+
+    #[test]
+    fn transport_tables_are_checked() {
+        let no_table = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\n";
+        let e = FileConfig::parse(no_table).unwrap_err().to_string();
+        assert!(e.contains("[transport.redis]"), "{e}");
+        let local = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\nmode = \"local\"\n\
+                     [transport.redis]\n";
+        assert!(FileConfig::parse(local).is_err());
+        let unknown = "[[queue]]\nname = \"q\"\ntransport = \"kafka\"\n[transport.redis]\n";
+        assert!(FileConfig::parse(unknown).is_err());
+        let off = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\ndeadLetterEnabled = false\n\
+                   [transport.redis]\n";
+        let c = FileConfig::parse(off).unwrap();
+        assert!(!c.queues[0].dead_letter);
+        let typo = "[transport.redis]\nurll = \"x\"\n";
+        assert!(FileConfig::parse(typo).is_err());
+    }
 }

@@ -12,4 +12,5 @@ pub mod plan;
 pub mod preview;
 pub mod replay;
 pub mod run;
+pub mod transports;
 pub mod tzdb;

@@ -125,6 +125,8 @@ pub struct Plan {
     /// `[[token]]` of a TOML config: the HTTP API's credentials (none:
     /// no authentication, loopback only).
     pub tokens: crate::http::Tokens,
+    /// The queues carried by transports and the `[transport]` table.
+    pub transports: super::config::Transports,
     /// A crontab's variables, by line (empty for TOML): given to the
     /// command worker, never to the engine (they may be secrets).
     pub crontab_env: Environments,
@@ -278,6 +280,7 @@ impl Plan {
             http_tls: None,
             database: None,
             tokens: crate::http::Tokens::default(),
+            transports: Default::default(),
             crontab_env: Environments::new(tab.env),
             crontab_options: opts,
             warnings,
@@ -325,10 +328,13 @@ impl Plan {
             http: Default::default(),
             database: None,
             tokens: Default::default(),
+            transports: Default::default(),
         };
         let (mut good_queue_lines, mut good_schedule_lines) = (Vec::new(), Vec::new());
         for (i, (v, line)) in tables.queue.iter().zip(&queue_lines).enumerate() {
-            match convert::<QueueConfig>(v.get_ref()) {
+            let mut v = v.get_ref().clone();
+            let stripped = super::config::take_transport_keys(&mut v);
+            match stripped.and_then(|_| convert::<QueueConfig>(&v)) {
                 Ok(q) => {
                     good.queues.push(q);
                     good_queue_lines.push(*line);
@@ -403,6 +409,7 @@ impl Plan {
             http_address: file.http.address,
             database: file.database,
             tokens: file.tokens,
+            transports: file.transports,
             crontab_env: Environments::default(),
             crontab_options: CrontabOptions::default(),
             warnings: Vec::new(),

@@ -49,12 +49,26 @@ pub fn run(
         );
     }
     let mut setup = plan.setup();
-    setup.driver.engine = engine;
+    setup.driver.engine = engine.clone();
     setup.driver.snapshot_every = snapshot_every;
+    // Queues in brokers: their fires go through the outbox, their pools
+    // claim from the broker (daemon/transports.rs).
+    let (store, outbox) = super::transports::wrap_store(store, &data, &plan)?;
+    let transport_pools = super::transports::take_pools(&mut setup.pools, &plan);
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mut sig = Signals::new()?;
-        let mut running = start(setup, Box::new(store), Arc::new(SystemClock)).await?;
+        let mut running = start(setup, store, Arc::new(SystemClock)).await?;
+        let transports = match outbox {
+            Some(outbox) => Some(super::transports::start(
+                &plan,
+                &engine,
+                running.handle(),
+                outbox,
+                transport_pools,
+            )?),
+            None => None,
+        };
         let server = match http {
             None => None,
             Some(address) => {
@@ -98,6 +112,9 @@ pub fn run(
             }
         }
         tracing::info!("stopping");
+        if let Some(t) = transports {
+            t.shutdown().await;
+        }
         let engine = running.shutdown().await;
         if let Some(server) = server {
             server.shutdown().await;

@@ -56,6 +56,10 @@ pub struct RedisOptions {
     /// How long a `SET NX` idempotency key lives, in ms (default 24 h).
     #[serde(default = "day_ms")]
     pub idempotency_ttl_ms: u64,
+    /// The prefix of chime's own keys: job hashes, counters (default
+    /// `chime:`).
+    #[serde(default = "key_prefix")]
+    pub key_prefix: String,
     /// Per queue names, `[transport.redis.queues.<queue>]`.
     #[serde(default)]
     pub queues: BTreeMap<String, RedisQueueOptions>,
@@ -63,6 +67,10 @@ pub struct RedisOptions {
 
 fn redis_url() -> String {
     "redis://127.0.0.1:6379".into()
+}
+
+fn key_prefix() -> String {
+    "chime:".into()
 }
 
 fn day_ms() -> u64 {
@@ -120,6 +128,7 @@ impl Default for RedisOptions {
         RedisOptions {
             url: redis_url(),
             idempotency_ttl_ms: day_ms(),
+            key_prefix: key_prefix(),
             queues: BTreeMap::new(),
         }
     }

@@ -117,7 +117,11 @@ fn render(messages: &[Message]) -> String {
 #[test]
 fn golden_payloads_reserialize_byte_for_byte() {
     let mut all = golden_messages();
-    assert!(all.len() >= 10, "golden histories hold enqueues: {}", all.len());
+    assert!(
+        all.len() >= 10,
+        "golden histories hold enqueues: {}",
+        all.len()
+    );
     all.extend(edge_messages());
     for m in &all {
         let body = m.body();

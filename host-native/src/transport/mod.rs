@@ -66,6 +66,8 @@ pub mod config;
 pub mod message;
 pub mod nats;
 pub mod outbox;
+pub mod redis;
+pub mod source;
 
 pub use message::{DeadLetter, Message, MessageError};
 

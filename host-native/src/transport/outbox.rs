@@ -20,7 +20,7 @@ use super::{Message, Published, Transport, backoff};
 use crate::backend::PortError;
 use crate::store::{Recovered, Store, StoreError};
 use chime_core::{Command, JournalEntry, Snapshot};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -118,9 +118,7 @@ impl Outbox {
                     continue;
                 }
                 ids.insert(m.id.as_str(), 0).map_err(redb_err)?;
-                pending
-                    .insert(next, m.body().as_str())
-                    .map_err(redb_err)?;
+                pending.insert(next, m.body().as_str()).map_err(redb_err)?;
                 next += 1;
                 added += 1;
             }
@@ -171,6 +169,18 @@ impl Outbox {
                 .map_err(redb_err)?;
         }
         tx.commit().map_err(redb_err)
+    }
+
+    /// Up to `max` ids the outbox holds (pending or remembered), in id
+    /// order: what chime delivered.
+    pub fn ids(&self, max: usize) -> Result<Vec<String>, StoreError> {
+        let tx = self.db.begin_read().map_err(redb_err)?;
+        let t = tx.open_table(IDS).map_err(redb_err)?;
+        let mut out = Vec::new();
+        for row in t.range::<&str>(..).map_err(redb_err)?.take(max) {
+            out.push(row.map_err(redb_err)?.0.value().to_owned());
+        }
+        Ok(out)
     }
 
     /// Whether the outbox holds `id` (pending or remembered as published).

@@ -1,8 +1,9 @@
 //! Every implementation of the queue port (`chime_native::backend`)
 //! under test, for the conformance suites: each scenario runs on each of
 //! them, written once against `dyn QueueBackend`. A new backend (the HTTP
-//! API, a NATS or Redis transport) joins every scenario by adding its
-//! constructor to [`queue_backends`].
+//! API, a NATS transport) joins every scenario by adding its constructor
+//! to [`queue_backends`]; the Redis transport runs when `CHIME_REDIS_URL`
+//! is set (`redis_support`).
 
 use chime_core::{Engine, EngineConfig};
 use chime_native::backend::{EngineQueues, QueueBackend};
@@ -17,6 +18,9 @@ pub struct Under {
     pub name: &'static str,
     /// The backend, through the port only.
     pub backend: Arc<dyn QueueBackend>,
+    /// Whether it orders claims by priority (a transport refuses a
+    /// priority instead: streams deliver in publish order).
+    pub priorities: bool,
     end: End,
 }
 
@@ -56,6 +60,7 @@ fn driver(config: &EngineConfig) -> Under {
     Under {
         name: "engine (driver)",
         backend: Arc::new(handle.clone()),
+        priorities: true,
         end: End::Driver(handle),
     }
 }
@@ -66,6 +71,7 @@ fn in_place(config: &EngineConfig) -> Under {
     Under {
         name: "engine (in place)",
         backend: Arc::new(EngineQueues::new(engine, Arc::new(SystemClock))),
+        priorities: true,
         end: End::Nothing,
     }
 }
@@ -78,7 +84,20 @@ async fn postgres(test: &str, config: &EngineConfig) -> Option<Under> {
     Some(Under {
         name: "postgres",
         backend: Arc::new(queues),
+        priorities: true,
         end: End::Schema(pg),
+    })
+}
+
+/// The Redis Streams transport on the test server, in a database of the
+/// test's own (none without a server: see `redis_support`).
+async fn redis(config: &EngineConfig) -> Option<Under> {
+    let t = crate::redis_support::plain(config).await?;
+    Some(Under {
+        name: "redis",
+        backend: t,
+        priorities: false,
+        end: End::Nothing,
     })
 }
 
@@ -87,5 +106,6 @@ async fn postgres(test: &str, config: &EngineConfig) -> Option<Under> {
 pub async fn queue_backends(test: &str, config: &EngineConfig) -> Vec<Under> {
     let mut all = vec![driver(config), in_place(config)];
     all.extend(postgres(test, config).await);
+    all.extend(redis(config).await);
     all
 }

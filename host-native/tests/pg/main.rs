@@ -13,6 +13,7 @@ mod api_schedule_kept;
 mod backends;
 mod nats_support;
 mod pg_support;
+mod redis_support;
 
 mod api_complete_batch;
 mod api_suite;
@@ -39,6 +40,7 @@ mod queue;
 mod queue_batch;
 mod queue_conformance;
 mod queue_search;
+mod redis_broker_restart;
 mod replica_http;
 mod replica_reload;
 mod run_history;

@@ -1,7 +1,8 @@
 //! One set of job-queue semantics, run on every implementation of the
 //! queue port ([`QueueBackend`], see `backends`): the
-//! embedded engine through its driver, the engine driven in place, and
-//! the Postgres queues (`PgQueues` on a real server, see `pg_support`).
+//! embedded engine through its driver, the engine driven in place, the
+//! Postgres queues (`PgQueues` on a real server, see `pg_support`) and the
+//! Redis Streams transport (a real server, see `redis_support`).
 //! Each scenario is written once against the port and must give the same
 //! observable results on all: claim order, attempt numbers, fencing
 //! errors, retry delays, dead letters and drops, idempotency keys, and the
@@ -37,6 +38,7 @@ enum Outcome {
 struct Backend {
     q: Arc<dyn QueueBackend>,
     name: &'static str,
+    priorities: bool,
 }
 
 fn code(e: PortError) -> &'static str {
@@ -135,6 +137,7 @@ where
         let b = Backend {
             q: under.backend.clone(),
             name: under.name,
+            priorities: under.priorities,
         };
         scenario(b).await;
         under.end().await;
@@ -172,6 +175,30 @@ async fn claim_one(b: &Backend, queue: &str) -> Claimed {
 async fn claim_order_and_attempts() {
     on_all("conf_order", |b| async move {
         b.declare(queue("q")).await;
+        if !b.priorities {
+            // A transport refuses what it cannot order (and adds nothing),
+            // then claims in enqueue order.
+            assert_eq!(
+                b.enqueue(job("q", 5)).await,
+                Err("invalid_input"),
+                "{}",
+                b.name()
+            );
+            let mut ids = Vec::new();
+            for _ in 0..5 {
+                ids.push(b.enqueue(job("q", 0)).await.unwrap().0);
+            }
+            let got = b.claim("q", 10, None).await.unwrap();
+            let order: Vec<JobId> = got.iter().map(|c| c.job).collect();
+            assert_eq!(order, ids, "{}", b.name());
+            assert!(got.iter().all(|c| c.attempt == 1), "{}", b.name());
+            assert!(
+                b.claim("q", 10, None).await.unwrap().is_empty(),
+                "{}",
+                b.name()
+            );
+            return;
+        }
         let mut ids = Vec::new();
         for p in [0, 5, 0, 9, 5] {
             ids.push(b.enqueue(job("q", p)).await.unwrap().0);
@@ -326,8 +353,14 @@ async fn cancel() {
     on_all("conf_cancel", |b| async move {
         let n = b.name();
         b.declare(queue("q")).await;
-        let (pending, _) = b.enqueue(job("q", 0)).await.unwrap();
-        let (running, _) = b.enqueue(job("q", 1)).await.unwrap();
+        // Claimed first: by priority, or (a transport) by enqueue order.
+        let (pending, running) = if b.priorities {
+            let (pending, _) = b.enqueue(job("q", 0)).await.unwrap();
+            (pending, b.enqueue(job("q", 1)).await.unwrap().0)
+        } else {
+            let (running, _) = b.enqueue(job("q", 0)).await.unwrap();
+            (b.enqueue(job("q", 0)).await.unwrap().0, running)
+        };
         let c = b.claim("q", 1, None).await.unwrap().remove(0);
         assert_eq!(c.job, running, "{n}");
         assert_eq!(b.cancel(pending).await, Ok(()), "{n}");

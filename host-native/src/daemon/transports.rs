@@ -1,0 +1,185 @@
+//! The daemon's transports (`docs/transports.md`): for the queues a
+//! config gives a `transport`, the store delivers their fires into the
+//! outbox (`transport-outbox.redb` in the data directory), a publisher
+//! task empties it into the brokers, each transport's housekeeping runs
+//! every second, and the `[[worker]]` pools of those queues claim from
+//! the broker instead of the engine. Fire settlements go back to the
+//! engine through the driver.
+
+use super::plan::Plan;
+use crate::driver::Handle;
+use crate::store::Store;
+use crate::transport::config::TransportKind;
+use crate::transport::outbox::{Outbox, OutboxConfig, Outboxed};
+use crate::transport::redis::RedisTransport;
+use crate::transport::source::TransportSource;
+use crate::transport::{Settlements, Transport};
+use crate::worker::{Handler, PoolConfig};
+use chime_core::EngineConfig;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+/// The outbox file's name in the data directory.
+pub const OUTBOX_FILE: &str = "transport-outbox.redb";
+
+/// `store`, delivering the fires of the plan's transport queues into the
+/// outbox; unchanged (and no outbox) when the plan has none.
+pub fn wrap_store<S: Store>(
+    store: S,
+    data: &Path,
+    plan: &Plan,
+) -> anyhow::Result<(Box<dyn Store>, Option<Outbox>)> {
+    if plan.transports.queues.is_empty() {
+        return Ok((Box::new(store), None));
+    }
+    let mut config = OutboxConfig::default();
+    if let Some(ms) = plan.transports.section.remember_ms {
+        config.remember_ms = ms;
+    }
+    let outbox = Outbox::open(&data.join(OUTBOX_FILE), config)?;
+    let queues = plan.transports.queues.keys().cloned();
+    let wrapped = Outboxed::new(store, outbox.clone(), queues);
+    Ok((Box::new(wrapped), Some(outbox)))
+}
+
+/// Takes the pools of transport queues out of `pools` (the engine would
+/// refuse their claims: the queues are external there).
+pub fn take_pools(
+    pools: &mut Vec<(PoolConfig, Handler)>,
+    plan: &Plan,
+) -> Vec<(PoolConfig, Handler)> {
+    let (theirs, ours) = std::mem::take(pools)
+        .into_iter()
+        .partition(|(p, _)| plan.transports.queues.contains_key(&p.queue));
+    *pools = ours;
+    theirs
+}
+
+/// The running transports.
+pub struct Transports {
+    /// Each configured transport.
+    pub all: Vec<Arc<dyn Transport>>,
+    stop: Arc<Notify>,
+    pool_stop: watch::Sender<bool>,
+    pools: Vec<JoinHandle<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Starts the transports of `plan`: publisher, housekeeping, declaring
+/// their queues (retried while a broker is away) and `pools`.
+pub fn start(
+    plan: &Plan,
+    engine: &EngineConfig,
+    handle: &Handle,
+    outbox: Outbox,
+    pools: Vec<(PoolConfig, Handler)>,
+) -> anyhow::Result<Transports> {
+    let settlements: Arc<dyn Settlements> = Arc::new(handle.clone());
+    let mut by_kind: HashMap<TransportKind, Arc<dyn Transport>> = HashMap::new();
+    let mut tasks = Vec::new();
+    for kind in plan.transports.queues.values().copied() {
+        if by_kind.contains_key(&kind) {
+            continue;
+        }
+        let queues: Vec<String> = plan
+            .transports
+            .queues
+            .iter()
+            .filter(|(_, k)| **k == kind)
+            .map(|(q, _)| q.clone())
+            .collect();
+        let t: Arc<dyn Transport> = match kind {
+            TransportKind::Redis => {
+                let options = plan.transports.section.redis.clone().unwrap_or_default();
+                let t = Arc::new(RedisTransport::new(
+                    options,
+                    engine.clone(),
+                    queues,
+                    settlements.clone(),
+                )?);
+                tasks.push(t.spawn_maintenance(Duration::from_secs(1)));
+                t
+            }
+            TransportKind::Nats => {
+                anyhow::bail!("the nats transport is not part of this build")
+            }
+        };
+        by_kind.insert(kind, t);
+    }
+    let mut by_queue: HashMap<String, Arc<dyn Transport>> = HashMap::new();
+    for (q, kind) in &plan.transports.queues {
+        by_queue.insert(q.clone(), by_kind[kind].clone());
+    }
+    // Declared in the broker with the config's settings (retries, dead
+    // letters, retention), retried while it is away.
+    for q in plan
+        .queues
+        .iter()
+        .filter(|q| by_queue.contains_key(&q.name))
+    {
+        let (t, q) = (by_queue[&q.name].clone(), q.clone());
+        tasks.push(tokio::spawn(async move {
+            for n in 0u32.. {
+                match t.declare(&q).await {
+                    Ok(()) => return,
+                    Err(e) => {
+                        let wait = crate::transport::backoff(
+                            n,
+                            Duration::from_millis(100),
+                            Duration::from_secs(5),
+                        );
+                        tracing::warn!(queue = %q.name, transport = t.backend(), error = %e,
+                            "declaring the queue in its broker; retrying");
+                        tokio::time::sleep(wait).await;
+                    }
+                }
+            }
+        }));
+    }
+    let stop = Arc::new(Notify::new());
+    tasks.push(tokio::spawn(
+        outbox.publish_loop(by_queue.clone(), stop.clone()),
+    ));
+    let (pool_stop, stop_rx) = watch::channel(false);
+    let mut running = Vec::new();
+    for (cfg, handler) in pools {
+        let source = TransportSource(by_queue[&cfg.queue].clone());
+        // No wake-ups from a broker: the pool polls (`PoolConfig::poll`).
+        let wake = Arc::new(Notify::new());
+        let handler = crate::worker::timed(handle.clone(), handler);
+        running.push(tokio::spawn(crate::worker::run_pool(
+            source,
+            wake,
+            cfg,
+            handler,
+            stop_rx.clone(),
+        )));
+    }
+    Ok(Transports {
+        all: by_kind.into_values().collect(),
+        stop,
+        pool_stop,
+        pools: running,
+        tasks,
+    })
+}
+
+impl Transports {
+    /// Stops the pools (each waits for its running jobs up to its grace
+    /// period), the publisher and housekeeping.
+    pub async fn shutdown(self) {
+        let _ = self.pool_stop.send(true);
+        for p in self.pools {
+            let _ = p.await;
+        }
+        self.stop.notify_one();
+        for t in self.tasks {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+}
