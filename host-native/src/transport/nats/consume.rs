@@ -50,16 +50,57 @@ fn missed(job: JobId, miss: Miss, in_stream: bool) -> PortError {
 }
 
 impl NatsQueues {
-    /// The port's `enqueue` (see the module docs for what is refused).
-    pub(super) async fn enqueue_job(&self, req: &EnqueueRequest) -> Result<Enqueued, PortError> {
-        let now = self.now();
+    /// Refuses what the engine refuses, and what JetStream cannot honour
+    /// (a priority, a delay).
+    pub(super) fn check_enqueue(
+        &self,
+        req: &EnqueueRequest,
+        now: Timestamp,
+    ) -> Result<(), PortError> {
         validate_input(&Input::Enqueue(req.clone()), &self.engine, now)?;
+        if req.priority != 0 {
+            return Err(unsupported(
+                NAME,
+                "priority",
+                "delivers in publish order: a job priority other than 0 cannot be honoured",
+            ));
+        }
         if req.delay_ms.is_some_and(|d| d > 0) {
             return Err(unsupported(NAME, "delayMs", "delivers at once: no delays"));
         }
         if req.run_at.is_some_and(|t| t > now) {
             return Err(unsupported(NAME, "runAt", "delivers at once: no delays"));
         }
+        Ok(())
+    }
+
+    /// The port's `enqueue_batch`: every request checked first, so a
+    /// refused one adds nothing (JetStream has no multi-message
+    /// transaction across a batch's queues: a broker failure midway is
+    /// `unavailable`, and the part published stays).
+    pub(super) async fn enqueue_jobs(
+        &self,
+        requests: &[EnqueueRequest],
+    ) -> Result<Result<Vec<Enqueued>, (usize, CoreError)>, PortError> {
+        let now = self.now();
+        for (i, r) in requests.iter().enumerate() {
+            match self.check_enqueue(r, now) {
+                Ok(()) => {}
+                Err(PortError::Refused(e)) => return Ok(Err((i, e))),
+                Err(e) => return Err(e),
+            }
+        }
+        let mut out = Vec::with_capacity(requests.len());
+        for r in requests {
+            out.push(self.enqueue_job(r).await?);
+        }
+        Ok(Ok(out))
+    }
+
+    /// The port's `enqueue` (see the module docs for what is refused).
+    pub(super) async fn enqueue_job(&self, req: &EnqueueRequest) -> Result<Enqueued, PortError> {
+        let now = self.now();
+        self.check_enqueue(req, now)?;
         if let Some(key) = &req.key
             && let Some(job) = self.book().active_key(&req.queue, key, now)
         {

@@ -192,17 +192,14 @@ impl NatsQueues {
             if let Some(key) = key_of(&message) {
                 book.hold_key(queue, &key, l.job);
             }
-            match book.get_mut(l.job) {
-                Some(r) => {
-                    r.seq = ack.sequence;
-                    r.message = message;
-                    r.info.state = JobState::Available;
-                    r.info.attempt = 0;
-                    r.info.finished_at = None;
-                    r.info.run_at = now;
-                    r.info.key = key_of(&r.message);
-                }
-                None => {}
+            if let Some(r) = book.get_mut(l.job) {
+                r.seq = ack.sequence;
+                r.message = message;
+                r.info.state = JobState::Available;
+                r.info.attempt = 0;
+                r.info.finished_at = None;
+                r.info.run_at = now;
+                r.info.key = key_of(&r.message);
             }
             count += 1;
         }

@@ -25,6 +25,15 @@ impl QueueBackend for NatsQueues {
         Box::pin(self.enqueue_job(request))
     }
 
+    /// Every request checked before any is published (all or none
+    /// refused).
+    fn enqueue_batch<'a>(
+        &'a self,
+        requests: &'a [EnqueueRequest],
+    ) -> PortFuture<'a, Result<Vec<Enqueued>, (usize, chime_core::Error)>> {
+        Box::pin(self.enqueue_jobs(requests))
+    }
+
     fn claim<'a>(
         &'a self,
         queue: &'a str,
