@@ -432,6 +432,21 @@ impl NatsQueues {
     }
 }
 
+/// Runs the port's `maintain` every `every` (leases past their deadline,
+/// retention), until the task is aborted.
+pub fn spawn_maintenance(t: Arc<NatsQueues>, every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = crate::backend::QueueBackend::maintain(t.as_ref()).await {
+                tracing::warn!(error = %e, "nats: maintenance failed");
+            }
+        }
+    })
+}
+
 /// A broker failure as the port's `unavailable`.
 fn unavailable(what: &'static str, e: impl std::error::Error + Send + Sync + 'static) -> PortError {
     PortError::Unavailable(Box::new(NatsError::broker(what, e)))
