@@ -63,7 +63,7 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # postgres user, stops it and removes it afterwards). CHIME_REQUIRE_POSTGRES=1
 # makes the Postgres tests fail, not skip, if the server's URL is missing.
 echo "starting a throwaway PostgreSQL on 127.0.0.1 for the Postgres tests"
-CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh cargo test --workspace --locked
+CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 CHIME_REQUIRE_NATS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh scripts/nats-test-server.sh cargo test --workspace --locked
 
 step "the API against its OpenAPI document (schemathesis on a real daemon)"
 # Pinned schemathesis in a venv under ~/.cache (Debian's python3-venv
