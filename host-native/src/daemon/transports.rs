@@ -154,15 +154,23 @@ pub fn start(
         }));
     }
     let stop = Arc::new(Notify::new());
-    tasks.push(tokio::spawn(
-        outbox.publish_loop(by_queue.clone(), stop.clone()),
-    ));
+    let wakes: HashMap<String, Arc<Notify>> = pools
+        .iter()
+        .map(|(cfg, _)| (cfg.queue.clone(), Arc::new(Notify::new())))
+        .collect();
+    tasks.push(tokio::spawn(outbox.publish_loop(
+        by_queue.clone(),
+        wakes.clone(),
+        stop.clone(),
+    )));
     let (pool_stop, stop_rx) = watch::channel(false);
     let mut running = Vec::new();
-    for (cfg, handler) in pools {
+    for (mut cfg, handler) in pools {
         let source = TransportSource(by_queue[&cfg.queue].clone());
-        // No wake-ups from a broker: the pool polls (`PoolConfig::poll`).
-        let wake = Arc::new(Notify::new());
+        // Woken by this daemon's publisher; retries coming due and other
+        // producers' messages are found by polling, every second.
+        let wake = wakes[&cfg.queue].clone();
+        cfg.poll = cfg.poll.min(Duration::from_secs(1));
         let handler = crate::worker::timed(handle.clone(), handler);
         running.push(tokio::spawn(crate::worker::run_pool(
             source,

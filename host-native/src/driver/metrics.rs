@@ -41,6 +41,9 @@ const DURATION_BUCKETS: [f64; 14] = [
 struct DepthLabels {
     queue: String,
     state: &'static str,
+    /// Where the queue lives: `local` (the engine), `postgres`, or a
+    /// transport (`redis`, `nats`).
+    transport: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -112,7 +115,7 @@ impl Metrics {
         let queue_depth = Family::<DepthLabels, Gauge>::default();
         registry.register(
             "chime_queue_depth",
-            "Jobs per queue and state (scheduled, available, claimed, dead), read from the engine at scrape time",
+            "Jobs per queue, state (scheduled, available, claimed, dead) and where the queue lives (transport: local, or a broker), read at scrape time",
             queue_depth.clone(),
         );
         let fires = Family::<FireLabels, Counter>::default();
@@ -240,6 +243,25 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// Sets the depth of a queue that lives in `transport` (a broker):
+    /// `chime_queue_depth{queue, state, transport}`, read by the caller
+    /// from the broker before [`Metrics::render`].
+    pub fn set_transport_depth(
+        &self,
+        transport: &'static str,
+        queue: &str,
+        state: &'static str,
+        n: u64,
+    ) {
+        self.queue_depth
+            .get_or_create(&DepthLabels {
+                queue: queue.to_owned(),
+                state,
+                transport,
+            })
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
     /// The OpenMetrics text of every metric, with the gauges set from
     /// `gauges` first.
     pub fn render(&self, gauges: &EngineGauges) -> String {
@@ -254,6 +276,7 @@ impl Metrics {
                     .get_or_create(&DepthLabels {
                         queue: s.queue.clone(),
                         state,
+                        transport: "local",
                     })
                     .set(n as i64);
             }
@@ -305,8 +328,12 @@ mod tests {
             queues: vec![stats],
             leader: true,
         });
-        assert!(text.contains("chime_queue_depth{queue=\"q\",state=\"available\"} 3\n"));
-        assert!(text.contains("chime_queue_depth{queue=\"q\",state=\"dead\"} 1\n"));
+        assert!(text.contains(
+            "chime_queue_depth{queue=\"q\",state=\"available\",transport=\"local\"} 3\n"
+        ));
+        assert!(
+            text.contains("chime_queue_depth{queue=\"q\",state=\"dead\",transport=\"local\"} 1\n")
+        );
         assert!(text.contains("chime_leader 1\n"));
         assert!(text.ends_with("# EOF\n"));
     }

@@ -368,6 +368,7 @@ impl ReadBackend for PgReads {
                 schedules: None,
                 live_jobs: None,
                 leader: Some(me.leading),
+                transports: Vec::new(),
                 replica: Some(ReplicaHealth {
                     role: if me.leading { "leader" } else { "follower" }.to_owned(),
                     holder: self.holder.clone(),

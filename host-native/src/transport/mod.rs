@@ -66,6 +66,7 @@ pub mod config;
 pub mod message;
 pub mod nats;
 pub mod outbox;
+pub mod reads;
 pub mod redis;
 pub mod source;
 

@@ -68,7 +68,13 @@ pub struct Outbox {
     db: Arc<Database>,
     wake: Arc<Notify>,
     config: OutboxConfig,
+    /// When published ids were last forgotten (ms): at most once a minute,
+    /// not on every commit (the scan is over every remembered id).
+    pruned: Arc<std::sync::atomic::AtomicI64>,
 }
+
+/// How often published ids past the window are forgotten.
+const PRUNE_EVERY_MS: i64 = 60_000;
 
 impl std::fmt::Debug for Outbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,6 +101,7 @@ impl Outbox {
             db: Arc::new(db),
             wake: Arc::new(Notify::new()),
             config,
+            pruned: Arc::new(std::sync::atomic::AtomicI64::new(i64::MIN)),
         })
     }
 
@@ -152,8 +159,8 @@ impl Outbox {
         t.len().map_err(redb_err)
     }
 
-    /// Marks `done` (sequence, id) as published, and forgets ids published
-    /// longer ago than the config says.
+    /// Marks `done` (sequence, id) as published, and (at most once a
+    /// minute) forgets ids published longer ago than the config says.
     pub fn done(&self, done: &[(u64, String)]) -> Result<(), StoreError> {
         let now = now_ms();
         let tx = self.db.begin_write().map_err(redb_err)?;
@@ -164,9 +171,13 @@ impl Outbox {
                 pending.remove(*seq).map_err(redb_err)?;
                 ids.insert(id.as_str(), now.max(1)).map_err(redb_err)?;
             }
-            let horizon = now - self.config.remember_ms;
-            ids.retain(|_, at| at == 0 || at > horizon)
-                .map_err(redb_err)?;
+            let last = self.pruned.load(std::sync::atomic::Ordering::Relaxed);
+            if now.saturating_sub(last) >= PRUNE_EVERY_MS {
+                self.pruned.store(now, std::sync::atomic::Ordering::Relaxed);
+                let horizon = now - self.config.remember_ms;
+                ids.retain(|_, at| at == 0 || at > horizon)
+                    .map_err(redb_err)?;
+            }
         }
         tx.commit().map_err(redb_err)
     }
@@ -196,9 +207,13 @@ impl Outbox {
     /// (the messages behind it wait, so order holds); a message the
     /// transport refuses (its rules, e.g. a priority it cannot order) is
     /// logged and taken out, as one with no transport.
+    /// `wakes`: notified after a queue's message was published (the
+    /// queue's local worker pool, which would otherwise wait for its
+    /// poll).
     pub async fn publish_loop(
         self,
         transports: HashMap<String, Arc<dyn Transport>>,
+        wakes: HashMap<String, Arc<Notify>>,
         stop: Arc<Notify>,
     ) {
         let mut failures = 0u32;
@@ -229,6 +244,8 @@ impl Outbox {
                     Ok(p) => {
                         if p == Published::Duplicate {
                             tracing::debug!(id = %m.id, "published before (broker de-duplicated)");
+                        } else if let Some(w) = wakes.get(&m.queue) {
+                            w.notify_one();
                         }
                         done.push((*seq, m.id.clone()));
                     }

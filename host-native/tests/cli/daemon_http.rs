@@ -129,7 +129,11 @@ async fn the_daemon_serves_http_from_its_config_and_logs_json() {
     );
     let text = metrics.text().await.unwrap();
     assert!(text.contains("\nchime_leader 1\n"), "{text}");
-    assert!(text.contains("chime_queue_depth{queue=\"jobs\",state=\"available\"} 0\n"));
+    assert!(
+        text.contains(
+            "chime_queue_depth{queue=\"jobs\",state=\"available\",transport=\"local\"} 0\n"
+        )
+    );
 
     // `chime inspect --url` reads the same picture from the live daemon
     // (the data directory is held, so `--data` could not).

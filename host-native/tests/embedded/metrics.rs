@@ -73,7 +73,7 @@ async fn metrics_follow_the_engine() {
     let depth = |text: &str, state: &str| {
         value(
             text,
-            &format!(r#"chime_queue_depth{{queue="q",state="{state}"}}"#),
+            &format!(r#"chime_queue_depth{{queue="q",state="{state}",transport="local"}}"#),
         )
     };
     assert_eq!(depth(&text, "available"), Some(3.0));
@@ -106,7 +106,10 @@ async fn metrics_follow_the_engine() {
         Some(1.0)
     );
     assert_eq!(
-        value(&text, r#"chime_queue_depth{queue="m",state="available"}"#),
+        value(
+            &text,
+            r#"chime_queue_depth{queue="m",state="available",transport="local"}"#
+        ),
         Some(1.0)
     );
 
@@ -133,7 +136,10 @@ async fn metrics_follow_the_engine() {
     );
     assert!(value(&text, r#"chime_job_duration_seconds_sum{queue="w"}"#).unwrap() >= 0.02);
     assert_eq!(
-        value(&text, r#"chime_queue_depth{queue="w",state="dead"}"#),
+        value(
+            &text,
+            r#"chime_queue_depth{queue="w",state="dead",transport="local"}"#
+        ),
         Some(1.0)
     );
 
@@ -160,7 +166,10 @@ async fn metrics_follow_the_engine() {
         "one lateness sample per fire (manual and scheduled)"
     );
     assert_eq!(
-        value(&text, r#"chime_queue_depth{queue="t",state="available"}"#),
+        value(
+            &text,
+            r#"chime_queue_depth{queue="t",state="available",transport="local"}"#
+        ),
         Some(1.0)
     );
     inst.stop().await;

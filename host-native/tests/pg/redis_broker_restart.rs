@@ -173,7 +173,11 @@ async fn broker_killed_and_restarted_mid_run() {
     let stop = Arc::new(tokio::sync::Notify::new());
     let mut by_queue: HashMap<String, Arc<dyn Transport>> = HashMap::new();
     by_queue.insert("planner".into(), t.clone());
-    let publisher = tokio::spawn(outbox.clone().publish_loop(by_queue, stop.clone()));
+    let publisher = tokio::spawn(outbox.clone().publish_loop(
+        by_queue,
+        HashMap::new(),
+        stop.clone(),
+    ));
 
     // The consumer: completes `fail: false` jobs, fails the others.
     let completed: Arc<Mutex<BTreeMap<u64, u32>>> = Arc::default();

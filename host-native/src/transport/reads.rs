@@ -1,0 +1,130 @@
+//! The embedded daemon's reads with its transports: `/healthz` pings each
+//! broker (status and round trip per transport; one that does not answer
+//! makes the whole status `unavailable`, HTTP 503) and `/metrics` reads
+//! each transport queue's depth into `chime_queue_depth{transport}`
+//! before rendering. Everything else is the driver's.
+
+use super::Transport;
+use crate::backend::PortFuture;
+use crate::backend::ReadBackend;
+use crate::backend::fires::FireWindow;
+use crate::backend::inspection::Inspection;
+use crate::backend::views::{
+    DeadLetters, Health, QueueList, ScheduleDetail, ScheduleList, TransportHealth,
+};
+use crate::driver::{Handle, StreamEvent};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// The driver's reads plus its transports'.
+#[derive(Clone)]
+pub struct WithTransports {
+    handle: Handle,
+    transports: Vec<Arc<dyn Transport>>,
+}
+
+impl WithTransports {
+    /// `handle`'s reads, with `transports` in health and metrics.
+    pub fn new(handle: Handle, transports: Vec<Arc<dyn Transport>>) -> WithTransports {
+        WithTransports { handle, transports }
+    }
+
+    /// Pings every transport, each within `wait`.
+    pub async fn ping_all(&self, wait: Duration) -> Vec<TransportHealth> {
+        let mut out = Vec::with_capacity(self.transports.len());
+        for t in &self.transports {
+            let (status, rtt, error) = match tokio::time::timeout(wait, t.ping()).await {
+                Ok(Ok(d)) => ("ok", Some(d.as_micros() as u64), None),
+                Ok(Err(e)) => ("unavailable", None, Some(e.to_string())),
+                Err(_) => (
+                    "unavailable",
+                    None,
+                    Some(format!("no answer within {} ms", wait.as_millis())),
+                ),
+            };
+            out.push(TransportHealth {
+                transport: t.backend().to_owned(),
+                status: status.to_owned(),
+                round_trip_micros: rtt,
+                error,
+            });
+        }
+        out
+    }
+}
+
+impl ReadBackend for WithTransports {
+    fn backend(&self) -> &'static str {
+        ReadBackend::backend(&self.handle)
+    }
+
+    fn health(&self, wait: Duration) -> PortFuture<'_, Health> {
+        Box::pin(async move {
+            let mut h = ReadBackend::health(&self.handle, wait).await?;
+            // Within 2 s at most: a stopped broker shows within the 5 s a
+            // load balancer's probe allows.
+            h.transports = self.ping_all(wait.min(Duration::from_secs(2))).await;
+            if h.transports.iter().any(|t| t.status != "ok") {
+                h.status = "unavailable".to_owned();
+            }
+            Ok(h)
+        })
+    }
+
+    fn metrics(&self) -> PortFuture<'_, String> {
+        Box::pin(async move {
+            for t in &self.transports {
+                for q in t.queues() {
+                    // A broker that does not answer keeps its last values.
+                    let read = tokio::time::timeout(Duration::from_secs(2), t.depth(&q)).await;
+                    if let Ok(Ok(d)) = read {
+                        for (state, n) in d.states() {
+                            self.handle
+                                .metrics()
+                                .set_transport_depth(t.backend(), &q, state, n);
+                        }
+                    }
+                }
+            }
+            ReadBackend::metrics(&self.handle).await
+        })
+    }
+
+    fn inspect(&self, dead: usize) -> PortFuture<'_, Inspection> {
+        ReadBackend::inspect(&self.handle, dead)
+    }
+
+    fn schedules(&self) -> PortFuture<'_, ScheduleList> {
+        ReadBackend::schedules(&self.handle)
+    }
+
+    fn schedule<'a>(&'a self, name: &'a str) -> PortFuture<'a, Option<ScheduleDetail>> {
+        ReadBackend::schedule(&self.handle, name)
+    }
+
+    fn schedule_fires<'a>(
+        &'a self,
+        name: &'a str,
+        from: Option<chime_core::Timestamp>,
+        n: usize,
+    ) -> PortFuture<'a, Option<FireWindow>> {
+        ReadBackend::schedule_fires(&self.handle, name, from, n)
+    }
+
+    fn queues(&self) -> PortFuture<'_, QueueList> {
+        ReadBackend::queues(&self.handle)
+    }
+
+    fn dead_letters<'a>(
+        &'a self,
+        queue: &'a str,
+        limit: usize,
+    ) -> PortFuture<'a, Option<DeadLetters>> {
+        ReadBackend::dead_letters(&self.handle, queue, limit)
+    }
+
+    fn events(&self) -> broadcast::Receiver<Arc<StreamEvent>> {
+        ReadBackend::events(&self.handle)
+    }
+}
