@@ -468,6 +468,12 @@ impl Transport for NatsQueues {
     /// JetStream answers.
     fn ping(&self) -> PortFuture<'_, Duration> {
         Box::pin(async move {
+            if self.client.connection_state() != async_nats::connection::State::Connected {
+                return Err(unavailable(
+                    "ping",
+                    std::io::Error::other("not connected to the server"),
+                ));
+            }
             let start = Instant::now();
             self.js
                 .query_account()
