@@ -22,6 +22,10 @@ use chime_core::{
 };
 use std::collections::HashMap;
 
+/// How long past its due time (beyond two leases) a live job's record is
+/// kept when it is not claimed here.
+const STALE_MS: i64 = 60_000;
+
 /// A lease this process handed out.
 #[derive(Clone, Debug)]
 pub(super) struct Lease {
@@ -190,6 +194,15 @@ impl Book {
                 finished.push((r.info.finished_at.unwrap_or(now), id));
             }
         }
+        // A job waiting for its retry (or whose lease ran out) may be
+        // delivered to another process: what this one remembers of it
+        // (its last error) is dropped a while after it was due.
+        let stale = config.lease_ms.saturating_mul(2).saturating_add(STALE_MS);
+        self.jobs.retain(|_, r| {
+            r.info.queue != config.name
+                || !matches!(r.info.state, JobState::Scheduled | JobState::Available)
+                || now.as_millis() - r.info.run_at.as_millis() < stale
+        });
         finished.sort();
         let keep = config.retention.completed_max as usize;
         let over = finished.len().saturating_sub(keep);
@@ -322,6 +335,15 @@ mod tests {
         assert!(b.get(JobId(3)).is_none());
         b.prune(&cfg, 2, ts(2_000));
         assert!(b.get(JobId(4)).is_none(), "older than completedMs");
+        // A job waiting for a retry elsewhere is forgotten in time.
+        let mut waiting = record(9, None);
+        waiting.info.state = JobState::Scheduled;
+        waiting.info.run_at = ts(2_000);
+        b.claimed(waiting);
+        b.prune(&cfg, 2, ts(2_000 + 2 * cfg.lease_ms + STALE_MS - 1));
+        assert!(b.get(JobId(9)).is_some());
+        b.prune(&cfg, 2, ts(2_000 + 2 * cfg.lease_ms + STALE_MS));
+        assert!(b.get(JobId(9)).is_none());
         assert_eq!(b.dead_of("q").len(), 2, "dead letters are not pruned");
     }
 }
