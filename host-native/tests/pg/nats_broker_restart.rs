@@ -37,9 +37,14 @@ struct Seen {
     runs: BTreeMap<String, u32>,
     /// Completions the broker confirmed.
     confirmed: BTreeMap<String, u32>,
+    /// When the first one was.
+    confirmed_at: BTreeMap<String, Instant>,
     /// Completions whose outcome the crash hid.
     unknown: BTreeSet<String>,
-    /// A fire handed out again after its confirmed completion.
+    /// A fire handed out by a claim that began after its completion was
+    /// confirmed (a claim under way while the completion was confirmed
+    /// may still have taken a delivery the broker's crash repeated: an
+    /// interrupted attempt).
     after_completion: Vec<String>,
 }
 
@@ -67,6 +72,7 @@ async fn worker(
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         }
+        let asked = Instant::now();
         let claimed = match t.claim("planner", "w", 8, None).await {
             Ok(c) => c,
             Err(PortError::Unavailable(_)) => {
@@ -82,13 +88,19 @@ async fn worker(
             let fire = c.fire.as_ref().unwrap().to_string();
             {
                 let mut s = seen.lock().unwrap();
-                if s.confirmed.contains_key(&fire) {
+                if s.confirmed_at.get(&fire).is_some_and(|at| *at < asked) {
                     s.after_completion.push(fire.clone());
                 }
                 *s.runs.entry(fire.clone()).or_default() += 1;
             }
             match t.complete(c.job, c.token).await {
-                Ok(()) => *seen.lock().unwrap().confirmed.entry(fire).or_default() += 1,
+                Ok(()) => {
+                    let mut s = seen.lock().unwrap();
+                    s.confirmed_at
+                        .entry(fire.clone())
+                        .or_insert_with(Instant::now);
+                    *s.confirmed.entry(fire).or_default() += 1;
+                }
                 Err(PortError::Unavailable(_)) => {
                     seen.lock().unwrap().unknown.insert(fire);
                 }
