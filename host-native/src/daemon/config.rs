@@ -380,6 +380,25 @@ mod transport_tests {
     }
 
     #[test]
+    fn the_nats_example_parses_with_the_seed_names() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/transports-nats.toml"
+        );
+        let c = FileConfig::load(Path::new(path)).unwrap();
+        for q in ["planner", "runner"] {
+            assert_eq!(c.transports.queues.get(q), Some(&TransportKind::Nats));
+        }
+        assert!(c.queues.iter().all(|q| q.mode == QueueMode::External));
+        let nats = c.transports.section.nats.as_ref().unwrap();
+        let defaults = crate::transport::config::NatsOptions::default();
+        for q in ["planner", "runner"] {
+            assert_eq!(nats.names(q), defaults.names(q), "spelled out = defaults");
+        }
+        assert_eq!(nats.names("runner").dead_stream, "SCHEDULER_RUNNER_DEAD");
+    }
+
+    #[test]
     fn transport_tables_are_checked() {
         let no_table = "[[queue]]\nname = \"q\"\ntransport = \"redis\"\n";
         let e = FileConfig::parse(no_table).unwrap_err().to_string();

@@ -105,7 +105,20 @@ pub fn start(
                 t
             }
             TransportKind::Nats => {
-                anyhow::bail!("the nats transport is not part of this build")
+                let options = plan.transports.section.nats.clone().unwrap_or_default();
+                // The client connects (and reconnects) in the background:
+                // this returns at once, also while the server is away.
+                let connect = crate::transport::nats::NatsQueues::connect(options, engine.clone());
+                let t = tokio::task::block_in_place(|| {
+                    tokio::runtime::Handle::current().block_on(connect)
+                })?
+                .with_settlements(settlements.clone());
+                let t = Arc::new(t);
+                tasks.push(crate::transport::nats::spawn_maintenance(
+                    t.clone(),
+                    Duration::from_secs(1),
+                ));
+                t
             }
         };
         by_kind.insert(kind, t);

@@ -64,6 +64,7 @@
 
 pub mod config;
 pub mod message;
+pub mod nats;
 pub mod outbox;
 pub mod reads;
 pub mod redis;

@@ -3,7 +3,8 @@
 //! them, written once against `dyn QueueBackend`. A new backend (the HTTP
 //! API, a NATS transport) joins every scenario by adding its constructor
 //! to [`queue_backends`]; the Redis transport runs when `CHIME_REDIS_URL`
-//! is set (`redis_support`).
+//! is set (`redis_support`), the NATS one when `CHIME_NATS_URL` is
+//! (`nats_support`).
 
 use chime_core::{Engine, EngineConfig};
 use chime_native::backend::{EngineQueues, QueueBackend};
@@ -28,6 +29,7 @@ enum End {
     Nothing,
     Driver(Handle),
     Schema(PgConfig),
+    Streams { url: String, namespace: String },
 }
 
 impl Under {
@@ -42,6 +44,9 @@ impl Under {
                 handle.closed().await;
             }
             End::Schema(pg) => crate::pg_support::drop_schema(&pg).await,
+            End::Streams { url, namespace } => {
+                crate::nats_support::drop_streams(&url, &namespace).await
+            }
         }
     }
 }
@@ -101,11 +106,27 @@ async fn redis(config: &EngineConfig) -> Option<Under> {
     })
 }
 
+/// The NATS JetStream transport on the test server, in a namespace of
+/// the test's own (none without a server: see `nats_support`).
+async fn nats(test: &str, config: &EngineConfig) -> Option<Under> {
+    let (t, namespace) = crate::nats_support::queues(test, config).await?;
+    Some(Under {
+        name: "nats",
+        backend: Arc::new(t),
+        priorities: false,
+        end: End::Streams {
+            url: crate::nats_support::url()?,
+            namespace,
+        },
+    })
+}
+
 /// A fresh instance of every queue backend, each with `config` (its
 /// limits and seed).
 pub async fn queue_backends(test: &str, config: &EngineConfig) -> Vec<Under> {
     let mut all = vec![driver(config), in_place(config)];
     all.extend(postgres(test, config).await);
     all.extend(redis(config).await);
+    all.extend(nats(test, config).await);
     all
 }

@@ -11,6 +11,7 @@
 
 mod api_schedule_kept;
 mod backends;
+mod nats_support;
 mod pg_support;
 mod redis_support;
 
@@ -29,6 +30,9 @@ mod inbox_refused;
 mod inbox_reply_lost;
 mod lease;
 mod migrate;
+mod nats_always_fails;
+mod nats_broker_restart;
+mod nats_never_acks;
 mod notify_events;
 mod notify_wake;
 mod paused_leader_lock;
