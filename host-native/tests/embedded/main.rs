@@ -14,6 +14,7 @@ mod api_docs;
 mod api_events;
 mod api_events_lag;
 mod api_limits;
+mod api_token_buckets;
 mod api_long_poll;
 mod api_openapi;
 mod api_schedule_runs;

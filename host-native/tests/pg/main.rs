@@ -14,6 +14,7 @@ mod backends;
 mod pg_support;
 
 mod api_complete_batch;
+mod api_enqueue_batch;
 mod api_suite;
 mod connection_lost;
 mod db_restart;
@@ -28,6 +29,7 @@ mod inbox_refused;
 mod inbox_reply_lost;
 mod lease;
 mod migrate;
+mod pool_cycle;
 mod notify_events;
 mod notify_wake;
 mod paused_leader_lock;
