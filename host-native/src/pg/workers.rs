@@ -172,7 +172,9 @@ impl JobSource for PgSource {
             reply,
         };
         self.calls.send(call).map_err(|_| SourceError::Gone)?;
-        rx.await.map_err(|_| SourceError::Gone)?.map_err(source_error)
+        rx.await
+            .map_err(|_| SourceError::Gone)?
+            .map_err(source_error)
     }
 
     async fn heartbeat(

@@ -3,7 +3,7 @@
 //! are coalesced into `enqueue_batch`: 100 enqueues end in at most a few
 //! transactions (one `created_at` each, `now()` being the transaction's
 //! start) instead of one commit per job, and each request keeps its own
-//! answer: a bad one among them is refused alone (`invalid_input`, nothing
+//! answer: a bad one among them is refused alone (`invalid_name`, nothing
 //! else refused), two with the same key make one job (the later one
 //! `deduplicated`), and a key a live job holds names that job.
 
@@ -40,7 +40,7 @@ async fn single_enqueues_sent_together_are_one_statement() {
     let results = futures_util::future::join_all(reqs.iter().map(|r| port.enqueue(r))).await;
 
     match &results[0] {
-        Err(PortError::Refused(e)) => assert_eq!(e.code(), "invalid_input"),
+        Err(PortError::Refused(e)) => assert_eq!(e.code(), "invalid_name"),
         other => panic!("the bad request: {other:?}"),
     }
     let ok: Vec<_> = results[1..]

@@ -97,7 +97,10 @@ async fn completions_ride_on_the_next_claim() {
         .await
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 1);
-    assert!(row.get::<_, bool>(1), "completed and claimed in one transaction");
+    assert!(
+        row.get::<_, bool>(1),
+        "completed and claimed in one transaction"
+    );
     let expiring: i64 = c
         .query_one(
             &format!(

@@ -92,8 +92,7 @@ impl PgQueues {
             )
             .await
             .map_err(db("completing and claiming jobs"))?;
-        let (claimed, completed): (Vec<_>, Vec<_>) =
-            rows.iter().partition(|r| r.get::<_, bool>(9));
+        let (claimed, completed): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.get::<_, bool>(9));
         let jobs = in_claim_order(claimed.into_iter())?;
         let results = self
             .completed(done, completed.iter().map(|r| (r.get(0), r.get(1))))
