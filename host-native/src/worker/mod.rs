@@ -120,6 +120,11 @@ pub async fn run_pool<S: JobSource>(
             p = held.clone().acquire_owned() => p.expect("semaphore open"),
             _ = stop.changed() => break,
         };
+        // Once round the runtime first: the handlers that are about to
+        // end (those just spawned, when they are quick) release their
+        // permits, and the claim takes their share too — a claim per
+        // freed permit would cost a commit each on Postgres.
+        tokio::task::yield_now().await;
         let mut permits = vec![(first, first_held)];
         while let (Ok(r), Ok(h)) = (
             running.clone().try_acquire_owned(),
