@@ -281,9 +281,7 @@ impl Tokens {
         })
     }
 
-    /// The names of the configured tokens (for per-token limits; a token
-    /// added by a reload shares the bucket of requests without a token
-    /// until the next start).
+    /// The names of the configured tokens (for per-token limits).
     pub(crate) fn names(&self) -> impl Iterator<Item = String> {
         self.current()
             .iter()

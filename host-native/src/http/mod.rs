@@ -58,7 +58,7 @@ use axum::routing::{get, post, put};
 use error::ApiError;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -199,6 +199,15 @@ struct Bucket {
     polls: Arc<Semaphore>,
 }
 
+impl Bucket {
+    fn new(o: &HttpOptions) -> Arc<Bucket> {
+        Arc::new(Bucket {
+            requests: Arc::new(Semaphore::new(o.max_requests_per_token.max(1))),
+            polls: Arc::new(Semaphore::new(o.max_polls_per_token.max(1))),
+        })
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct App {
     ports: Ports,
@@ -206,7 +215,11 @@ pub(crate) struct App {
     reads: Arc<Semaphore>,
     requests: Arc<Semaphore>,
     polls: Arc<Semaphore>,
-    buckets: Arc<HashMap<String, Bucket>>,
+    /// By token name (`""`: requests without a token). A token added by
+    /// a reload gets its own at its first request; those of tokens no
+    /// longer configured are dropped then, so the map is bounded by the
+    /// configured tokens.
+    buckets: Arc<Mutex<HashMap<String, Arc<Bucket>>>>,
     samples: Arc<samples::Ring>,
 }
 
@@ -218,16 +231,12 @@ pub fn router(handle: Handle, options: HttpOptions) -> Router {
 
 /// The routes over `ports`, whichever backend they are.
 pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
-    let bucket = |o: &HttpOptions| Bucket {
-        requests: Arc::new(Semaphore::new(o.max_requests_per_token.max(1))),
-        polls: Arc::new(Semaphore::new(o.max_polls_per_token.max(1))),
-    };
-    let mut buckets: HashMap<String, Bucket> = options
+    let mut buckets: HashMap<String, Arc<Bucket>> = options
         .tokens
         .names()
-        .map(|n| (n.to_owned(), bucket(&options)))
+        .map(|n| (n.to_owned(), Bucket::new(&options)))
         .collect();
-    buckets.insert(String::new(), bucket(&options));
+    buckets.insert(String::new(), Bucket::new(&options));
     let ring = samples::Ring::new(options.sample_interval, options.sample_capacity);
     samples::start(&ring, ports.reads.clone(), options.read_timeout);
     let app = App {
@@ -236,7 +245,7 @@ pub fn router_with(ports: Ports, options: HttpOptions) -> Router {
         reads: Arc::new(Semaphore::new(options.max_in_flight.max(1))),
         requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
         polls: Arc::new(Semaphore::new(options.max_polls.max(1))),
-        buckets: Arc::new(buckets),
+        buckets: Arc::new(Mutex::new(buckets)),
         options: Arc::new(options),
     };
     Router::new()
@@ -340,9 +349,21 @@ async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response
 }
 
 impl App {
-    fn bucket(&self, who: &Principal) -> &Bucket {
+    /// `who`'s bucket (see [`App::buckets`]).
+    fn bucket(&self, who: &Principal) -> Arc<Bucket> {
         let name = who.name.as_deref().unwrap_or("");
-        self.buckets.get(name).unwrap_or_else(|| &self.buckets[""])
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = buckets.get(name) {
+            return b.clone();
+        }
+        // A token added by a reload (a request's principal is always a
+        // configured token).
+        let current: std::collections::HashSet<String> = self.options.tokens.names().collect();
+        buckets.retain(|n, _| n.is_empty() || current.contains(n));
+        buckets
+            .entry(name.to_owned())
+            .or_insert_with(|| Bucket::new(&self.options))
+            .clone()
     }
 
     /// Takes a long-poll slot (a waiting claim, an event stream): in

@@ -2,9 +2,11 @@
 //! connection of its own, opened on the first call and again after it
 //! closes (the server restarted), so the listener outlives the replica's
 //! sessions. Every verb is `PgQueues`'s own, forwarded; completions are
-//! coalesced into `complete_many` (`api_complete.rs`).
+//! coalesced into `complete_many` (`api_complete.rs`) and single enqueues
+//! into `enqueue_batch` (`api_enqueue.rs`).
 
 use super::api_complete::Completer;
+use super::api_enqueue::Enqueuer;
 use super::connection::PgConfig;
 use super::notify::PgListener;
 use super::queue::PgQueues;
@@ -22,6 +24,7 @@ pub struct PgApiQueues {
     listener: Option<Arc<PgListener>>,
     current: tokio::sync::Mutex<Option<Arc<PgQueues>>>,
     completer: Arc<Completer>,
+    enqueuer: Arc<Enqueuer>,
 }
 
 impl std::fmt::Debug for PgApiQueues {
@@ -42,6 +45,7 @@ impl PgApiQueues {
             listener: None,
             current: tokio::sync::Mutex::new(None),
             completer: Arc::default(),
+            enqueuer: Arc::default(),
         }
     }
 
@@ -82,7 +86,10 @@ impl QueueBackend for PgApiQueues {
     }
 
     fn enqueue<'a>(&'a self, request: &'a EnqueueRequest) -> PortFuture<'a, Enqueued> {
-        Box::pin(async move { QueueBackend::enqueue(&*self.queues().await?, request).await })
+        Box::pin(async move {
+            let queues = self.queues().await?;
+            self.enqueuer.enqueue(queues, &self.engine, request).await
+        })
     }
 
     fn claim<'a>(

@@ -355,15 +355,18 @@ impl ReadBackend for PgReads {
             let reachable = row.is_ok();
             let error = row.as_ref().err().cloned();
             let lease = row.ok().flatten();
+            // The engine runs on the leader only: a follower has no turns
+            // or commits of its own.
+            let signs = self.status.driver_vitals().unwrap_or_default();
             Ok(Health {
                 status: if reachable { "ok" } else { "unavailable" }.to_owned(),
                 driver: if me.leading { "running" } else { "standby" }.to_owned(),
                 store: if reachable { "ok" } else { "failed" }.to_owned(),
                 error: error.clone(),
-                turns: 0,
-                commits: 0,
-                last_commit_at: None,
-                last_commit_micros: None,
+                turns: signs.turns,
+                commits: signs.commits,
+                last_commit_at: signs.last_commit_unix_ms,
+                last_commit_micros: signs.last_commit_us,
                 engine_clock: None,
                 schedules: None,
                 live_jobs: None,

@@ -22,6 +22,8 @@
 #[cfg(feature = "http")]
 mod api_complete;
 #[cfg(feature = "http")]
+mod api_enqueue;
+#[cfg(feature = "http")]
 mod api_queues;
 mod bridge;
 mod control;
@@ -50,6 +52,6 @@ pub use control::PgControl;
 pub use inbox::{InboxOptions, RemoteError, is_control};
 pub use lease::{LeaderLease, LeaseGrant, LeaseOptions, default_holder};
 pub use notify::PgListener;
-pub use queue::{PgQueues, QueueError};
+pub use queue::{Cycle, PgQueues, QueueError};
 pub use status::{ReplicaStatus, StatusView};
 pub use store::PgStore;

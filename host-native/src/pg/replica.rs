@@ -356,6 +356,7 @@ async fn lead(
     let forwarding = tokio::spawn(forward_events(handle.events(), cfg.events.clone()));
     let running = tokio::spawn(driver.run());
     tracing::info!(epoch = epoch.0, "leading: engine loaded");
+    cfg.status.set_driver(Some(handle.clone()));
     cfg.status.begin_term(epoch.0, grant.db_expires_at_ms);
     let term = async {
         handle
@@ -385,6 +386,7 @@ async fn lead(
     }
     .await;
     cfg.status.end_term();
+    cfg.status.set_driver(None);
     handle.stop();
     let ended = running.await;
     forwarding.abort();

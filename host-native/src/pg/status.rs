@@ -1,6 +1,7 @@
 //! [`ReplicaStatus`]: what a replica knows about itself, for its
 //! listener's `/healthz` and `/metrics` (`pg/http.rs`). Written by the
-//! replica's loops, read by the handlers; plain atomics, no lock.
+//! replica's loops, read by the handlers; plain atomics (and the
+//! leader's driver handle, for its vital signs).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
@@ -17,6 +18,9 @@ pub struct ReplicaStatus {
     renew_last_micros: AtomicU64,
     db_errors: AtomicU64,
     inbox_applied: AtomicU64,
+    /// The engine's driver while this replica leads, for the vital signs
+    /// of `/healthz` (its turns and commits).
+    driver: std::sync::Mutex<Option<crate::driver::Handle>>,
 }
 
 /// A copy of the status at one instant.
@@ -65,6 +69,17 @@ impl ReplicaStatus {
 
     pub(crate) fn set_connected(&self, on: bool) {
         self.connected.store(on, Ordering::Relaxed);
+    }
+
+    /// The vital signs of the engine's driver while this replica leads
+    /// (counted from the start of its term); `None` on a follower.
+    pub fn driver_vitals(&self) -> Option<crate::driver::VitalSigns> {
+        let driver = self.driver.lock().unwrap_or_else(|p| p.into_inner());
+        driver.as_ref().map(|h| h.vitals().read())
+    }
+
+    pub(crate) fn set_driver(&self, handle: Option<crate::driver::Handle>) {
+        *self.driver.lock().unwrap_or_else(|p| p.into_inner()) = handle;
     }
 
     pub(crate) fn begin_term(&self, epoch: u64, expires_ms: i64) {

@@ -20,49 +20,135 @@ fn source_error(e: QueueError) -> SourceError {
     }
 }
 
-/// Most completions in one statement.
-const COMPLETE_BATCH: usize = 256;
+/// Most calls (claims and completions) taken by one turn of the exchange.
+const EXCHANGE_BATCH: usize = 256;
 
-type Completion = (JobId, LeaseToken, oneshot::Sender<Result<(), QueueError>>);
+type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
 
-/// [`PgQueues`] as a pool's [`JobSource`]. Completions are batched
-/// (River's batch completer): while one `complete_many` statement is in
-/// flight, the completions that arrive meanwhile wait and go together in
-/// the next — one commit for many jobs under load, no added wait when idle.
+/// A call of the pools that goes through the exchange.
+enum Call {
+    Claim {
+        queue: String,
+        worker: String,
+        max: u32,
+        lease_ms: i64,
+        reply: Reply<Vec<Claimed>>,
+    },
+    Complete {
+        job: JobId,
+        token: LeaseToken,
+        reply: Reply<()>,
+    },
+}
+
+/// [`PgQueues`] as a pool's [`JobSource`]. Claims and completions go
+/// through one exchange task, which sends one statement at a time: the
+/// calls that arrive while it is in flight wait and go together in the
+/// next — a claim with every completion waiting beside it in one
+/// statement and one commit ([`PgQueues::complete_and_claim`]),
+/// completions alone in one `complete_many` (River's batch completer).
+/// Under load a pool's cycle is one commit for many jobs; when idle no
+/// call waits for anything but its own statement.
 #[derive(Clone, Debug)]
 pub struct PgSource {
     queues: Arc<PgQueues>,
-    completions: mpsc::UnboundedSender<Completion>,
+    calls: mpsc::UnboundedSender<Call>,
 }
 
 impl PgSource {
-    /// A source on `queues` (starts the completer task, which ends when
-    /// the last clone is dropped).
+    /// A source on `queues` (starts the exchange task, which ends when the
+    /// last clone is dropped).
     pub fn new(queues: Arc<PgQueues>) -> PgSource {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(complete_batches(queues.clone(), rx));
-        PgSource {
-            queues,
-            completions: tx,
+        tokio::spawn(exchange(queues.clone(), rx));
+        PgSource { queues, calls: tx }
+    }
+}
+
+/// Every waiting completion's reply: `results` in order, or `e` for all.
+fn reply_all(replies: Vec<Reply<()>>, results: Result<Vec<Result<(), QueueError>>, String>) {
+    match results {
+        Ok(results) => {
+            for (reply, r) in replies.into_iter().zip(results) {
+                let _ = reply.send(r);
+            }
+        }
+        Err(e) => {
+            for reply in replies {
+                let _ = reply.send(Err(QueueError::Db(PgError::Thread(e.clone()))));
+            }
         }
     }
 }
 
-async fn complete_batches(queues: Arc<PgQueues>, mut rx: mpsc::UnboundedReceiver<Completion>) {
-    let mut batch = Vec::with_capacity(COMPLETE_BATCH);
-    while rx.recv_many(&mut batch, COMPLETE_BATCH).await > 0 {
-        let jobs: Vec<(JobId, LeaseToken)> = batch.iter().map(|(j, t, _)| (*j, *t)).collect();
-        match queues.complete_many(&jobs).await {
-            Ok(results) => {
-                for ((_, _, reply), r) in batch.drain(..).zip(results) {
-                    let _ = reply.send(r);
+/// The exchange (see [`PgSource`]). Its queue is bounded by the pools'
+/// permits: each call is a permit's, waiting for its reply.
+async fn exchange(queues: Arc<PgQueues>, mut rx: mpsc::UnboundedReceiver<Call>) {
+    let mut calls = Vec::with_capacity(EXCHANGE_BATCH);
+    while rx.recv_many(&mut calls, EXCHANGE_BATCH).await > 0 {
+        let mut done = Vec::new();
+        let mut replies = Vec::new();
+        let mut claim = None;
+        for call in calls.drain(..) {
+            match call {
+                Call::Complete { job, token, reply } => {
+                    done.push((job, token));
+                    replies.push(reply);
+                }
+                Call::Claim { .. } if claim.is_none() => claim = Some(call),
+                // Another pool's claim (another queue of this replica):
+                // on its own, pipelined beside this turn's statement.
+                Call::Claim {
+                    queue,
+                    worker,
+                    max,
+                    lease_ms,
+                    reply,
+                } => {
+                    let queues = queues.clone();
+                    tokio::spawn(async move {
+                        let r = queues.claim(&queue, &worker, max, Some(lease_ms)).await;
+                        let _ = reply.send(r);
+                    });
                 }
             }
-            Err(e) => {
-                let e = e.to_string();
-                for (_, _, reply) in batch.drain(..) {
-                    let _ = reply.send(Err(QueueError::Db(PgError::Thread(e.clone()))));
+        }
+        match claim {
+            Some(Call::Claim {
+                queue,
+                worker,
+                max,
+                lease_ms,
+                reply,
+            }) => {
+                let cycle = queues
+                    .complete_and_claim(&done, &queue, &worker, max, Some(lease_ms))
+                    .await;
+                match cycle {
+                    Ok((results, jobs)) => {
+                        let _ = reply.send(Ok(jobs));
+                        reply_all(replies, Ok(results));
+                    }
+                    // Refused before anything was sent: the completions
+                    // go alone.
+                    Err(QueueError::Refused(e)) => {
+                        let _ = reply.send(Err(QueueError::Refused(e)));
+                        if !done.is_empty() {
+                            let r = queues.complete_many(&done).await;
+                            reply_all(replies, r.map_err(|e| e.to_string()));
+                        }
+                    }
+                    Err(e) => {
+                        let text = e.to_string();
+                        let _ = reply.send(Err(e));
+                        reply_all(replies, Err(text));
+                    }
                 }
+            }
+            _ if done.is_empty() => {}
+            _ => {
+                let r = queues.complete_many(&done).await;
+                reply_all(replies, r.map_err(|e| e.to_string()));
             }
         }
     }
@@ -77,9 +163,17 @@ impl JobSource for PgSource {
         max: u32,
         lease_ms: i64,
     ) -> Result<Vec<Claimed>, SourceError> {
-        self.queues
-            .claim(queue, worker, max, Some(lease_ms))
-            .await
+        let (reply, rx) = oneshot::channel();
+        let call = Call::Claim {
+            queue: queue.to_owned(),
+            worker: worker.to_owned(),
+            max,
+            lease_ms,
+            reply,
+        };
+        self.calls.send(call).map_err(|_| SourceError::Gone)?;
+        rx.await
+            .map_err(|_| SourceError::Gone)?
             .map_err(source_error)
     }
 
@@ -104,9 +198,9 @@ impl JobSource for PgSource {
     ) -> Result<(), SourceError> {
         match outcome {
             Ok(()) => {
-                let (tx, rx) = oneshot::channel();
-                self.completions
-                    .send((job, token, tx))
+                let (reply, rx) = oneshot::channel();
+                self.calls
+                    .send(Call::Complete { job, token, reply })
                     .map_err(|_| SourceError::Gone)?;
                 rx.await.map_err(|_| SourceError::Gone)?
             }

@@ -56,7 +56,9 @@ pub struct PoolConfig {
     pub queue: String,
     /// Worker name recorded on claimed jobs.
     pub worker: String,
-    /// Most jobs running at once.
+    /// Most jobs running at once (handlers). As many more may be held
+    /// while their outcome is being recorded: the next claim does not
+    /// wait for that commit.
     pub concurrency: usize,
     /// Lease asked for on claim and heartbeat; heartbeats go every third.
     pub lease_ms: i64,
@@ -97,19 +99,38 @@ pub async fn run_pool<S: JobSource>(
     mut stop: watch::Receiver<bool>,
 ) {
     let cfg = Arc::new(cfg);
-    let sem = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
+    let concurrency = cfg.concurrency.max(1);
+    // A job holds a `running` permit until its handler returns and a
+    // `held` one until its outcome is recorded: the next claim overlaps
+    // the commit of the last outcomes (on Postgres it carries them, see
+    // `pg::workers`), and jobs whose outcome is on its way are bounded
+    // too, by another `concurrency`.
+    let running = Arc::new(Semaphore::new(concurrency));
+    let held = Arc::new(Semaphore::new(2 * concurrency));
     let mut tasks = JoinSet::new();
     loop {
         if *stop.borrow() {
             break;
         }
         let first = tokio::select! {
-            p = sem.clone().acquire_owned() => p.expect("semaphore open"),
+            p = running.clone().acquire_owned() => p.expect("semaphore open"),
             _ = stop.changed() => break,
         };
-        let mut permits = vec![first];
-        while let Ok(p) = sem.clone().try_acquire_owned() {
-            permits.push(p);
+        let first_held = tokio::select! {
+            p = held.clone().acquire_owned() => p.expect("semaphore open"),
+            _ = stop.changed() => break,
+        };
+        // Once round the runtime first: the handlers that are about to
+        // end (those just spawned, when they are quick) release their
+        // permits, and the claim takes their share too — a claim per
+        // freed permit would cost a commit each on Postgres.
+        tokio::task::yield_now().await;
+        let mut permits = vec![(first, first_held)];
+        while let (Ok(r), Ok(h)) = (
+            running.clone().try_acquire_owned(),
+            held.clone().try_acquire_owned(),
+        ) {
+            permits.push((r, h));
         }
         let max = permits.len() as u32;
         let (jobs, pause) = match source
@@ -135,11 +156,11 @@ pub async fn run_pool<S: JobSource>(
             }
             continue;
         }
-        for (claimed, permit) in jobs.into_iter().zip(permits) {
+        for (claimed, (run, hold)) in jobs.into_iter().zip(permits) {
             let (source, cfg, handler) = (source.clone(), cfg.clone(), handler.clone());
             tasks.spawn(async move {
-                run_job(&source, &cfg, claimed, &handler).await;
-                drop(permit);
+                run_job(&source, &cfg, claimed, &handler, run).await;
+                drop(hold);
             });
         }
     }
@@ -165,7 +186,15 @@ pub async fn run_pool<S: JobSource>(
 }
 
 /// One attempt: the handler, raced against its timeout, with heartbeats.
-async fn run_job<S: JobSource>(source: &S, cfg: &PoolConfig, claimed: Claimed, handler: &Handler) {
+/// `running` is released when the handler is done, before the outcome is
+/// reported.
+async fn run_job<S: JobSource>(
+    source: &S,
+    cfg: &PoolConfig,
+    claimed: Claimed,
+    handler: &Handler,
+    running: tokio::sync::OwnedSemaphorePermit,
+) {
     let job = Job {
         id: claimed.job,
         queue: cfg.queue.clone(),
@@ -207,6 +236,7 @@ async fn run_job<S: JobSource>(source: &S, cfg: &PoolConfig, claimed: Claimed, h
             }
         }
     };
+    drop(running);
     if let Err(e) = source.finish(id, token, result).await {
         tracing::warn!(job = id.0, error = %e, "outcome not recorded (lease lost?)");
     }

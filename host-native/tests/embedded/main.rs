@@ -19,6 +19,7 @@ mod api_openapi;
 mod api_schedule_runs;
 mod api_suite;
 mod api_throughput;
+mod api_token_buckets;
 mod clock_jump;
 mod dashboard_routes;
 mod driver;

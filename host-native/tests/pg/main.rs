@@ -16,6 +16,7 @@ mod pg_support;
 mod redis_support;
 
 mod api_complete_batch;
+mod api_enqueue_batch;
 mod api_suite;
 mod connection_lost;
 mod db_restart;
@@ -36,6 +37,7 @@ mod nats_never_acks;
 mod notify_events;
 mod notify_wake;
 mod paused_leader_lock;
+mod pool_cycle;
 mod queue;
 mod queue_batch;
 mod queue_conformance;

@@ -1,6 +1,7 @@
 //! Every replica serves the listener with `--database`: two real
 //! `chime run --database --http …` processes; `/healthz` and `/metrics`
-//! of both show one leader and one follower with the same epoch, and
+//! of both show one leader and one follower with the same epoch (the
+//! leader's `/healthz` with its engine's turns and commits), and
 //! the read endpoints answer on the follower; after the leader is killed
 //! (SIGKILL) the other reports itself leader of the next epoch. Prints
 //! how long that took.
@@ -166,6 +167,15 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
         assert!(metric(m, "chime_database_errors_total").is_some(), "{m}");
     }
     assert!(metric(&metrics[leader], "chime_lease_renew_seconds_count").is_some());
+    // /healthz: the leader's engine driver turns and commits (it has
+    // fired, so journaled); a follower runs no engine.
+    let lead = health(ports[leader]).expect("the leader's health");
+    assert!(lead["turns"].as_u64() > Some(0), "{lead}");
+    assert!(lead["commits"].as_u64() > Some(0), "{lead}");
+    assert!(lead["lastCommitAt"].as_i64().is_some(), "{lead}");
+    let follows = health(ports[follower]).expect("the follower's health");
+    assert_eq!(follows["turns"].as_u64(), Some(0), "{follows}");
+    assert_eq!(follows["commits"].as_u64(), Some(0), "{follows}");
     // The read endpoints on the follower: the leader's schedules and the
     // tables' queues.
     let (status, body) = get(ports[follower], "/v1/schedules").unwrap();

@@ -19,29 +19,72 @@ fn lease_until(lease: &str, queue: &str, s: &str) -> String {
     )
 }
 
+/// The parameters of a claim statement, by placeholder: the queue, the
+/// worker, the most jobs and the lease in ms (NULL: the queue's).
+pub(super) struct ClaimParams {
+    pub queue: &'static str,
+    pub worker: &'static str,
+    pub max: &'static str,
+    pub lease: &'static str,
+}
+
+/// A claim alone: `$1` queue, `$2` worker, `$3` most jobs, `$4` lease.
+const CLAIM_PARAMS: ClaimParams = ClaimParams {
+    queue: "$1",
+    worker: "$2",
+    max: "$3",
+    lease: "$4",
+};
+
+/// The CTEs `pick` (the first pending jobs of the queue in claim order,
+/// locked, skipping those other claimers hold) and `cl` (those jobs
+/// claimed by the worker, each with a fresh token and a lease; its rows
+/// are [`claimed`]'s columns). The claimed table's alias is `cj`, so the
+/// CTEs can stand beside others that name theirs `j` (`cycle.rs`).
+pub(super) fn claim_ctes(s: &str, p: &ClaimParams) -> String {
+    format!(
+        "pick AS (
+             SELECT id FROM {s}.chime_jobs
+             WHERE queue = {queue} AND state = {available} AND run_at <= now()
+             ORDER BY {order}
+             LIMIT {max}
+             FOR UPDATE SKIP LOCKED),
+         cl AS (
+             UPDATE {s}.chime_jobs cj
+             SET state = {claimed}, attempt = cj.attempt + 1, worker = {worker},
+                 token = nextval('{s}.chime_claim_token'), lease_until = {lease},
+                 claimed_at = now()
+             FROM pick WHERE cj.id = pick.id
+             RETURNING {returned})",
+        queue = p.queue,
+        worker = p.worker,
+        max = p.max,
+        available = sql::state(JobState::Available),
+        claimed = sql::state(JobState::Claimed),
+        order = sql::claim_order(),
+        lease = lease_until(p.lease, p.queue, s),
+        returned = claimed_columns(),
+    )
+}
+
+/// What a claim returns of each job (table alias `cj`), read by
+/// [`claimed`]: id, token, lease deadline (ms), attempt, payload,
+/// headers, fire, priority, `run_at` (ms).
+fn claimed_columns() -> String {
+    format!(
+        "cj.id, cj.token, {lease_ms} AS lease_ms, cj.attempt, cj.payload, cj.headers,
+         cj.fire, cj.priority, {run_at} AS run_at_ms",
+        lease_ms = sql::ms("cj.lease_until"),
+        run_at = sql::ms("cj.run_at"),
+    )
+}
+
 /// Claims up to `$3` jobs of queue `$1` for worker `$2` in claim order,
 /// leased for `$4` ms (NULL: the queue's).
 fn claim_sql(s: &str) -> String {
     format!(
-        "WITH c AS (
-             SELECT id FROM {s}.chime_jobs
-             WHERE queue = $1 AND state = {available} AND run_at <= now()
-             ORDER BY {order}
-             LIMIT $3
-             FOR UPDATE SKIP LOCKED)
-         UPDATE {s}.chime_jobs j
-         SET state = {claimed}, attempt = j.attempt + 1, worker = $2,
-             token = nextval('{s}.chime_claim_token'), lease_until = {lease},
-             claimed_at = now()
-         FROM c WHERE j.id = c.id
-         RETURNING j.id, j.token, {lease_ms}, j.attempt, j.payload, j.headers,
-                   j.fire, j.priority, {run_at}",
-        available = sql::state(JobState::Available),
-        claimed = sql::state(JobState::Claimed),
-        order = sql::claim_order(),
-        lease = lease_until("$4", "$1", s),
-        lease_ms = sql::ms("j.lease_until"),
-        run_at = sql::ms("j.run_at"),
+        "WITH {ctes} SELECT * FROM cl",
+        ctes = claim_ctes(s, &CLAIM_PARAMS)
     )
 }
 
@@ -63,6 +106,15 @@ fn claimed(row: &tokio_postgres::Row) -> Result<ClaimedRow, QueueError> {
         fire: fire.and_then(|f| f.parse::<FireId>().ok()),
     };
     Ok((claim_key(row.get(7), ts(row.get(8))?, job), claimed))
+}
+
+/// Claimed rows as jobs, in claim order (`RETURNING` has none).
+pub(super) fn in_claim_order<'a>(
+    rows: impl Iterator<Item = &'a tokio_postgres::Row>,
+) -> Result<Vec<Claimed>, QueueError> {
+    let mut jobs = rows.map(claimed).collect::<Result<Vec<_>, _>>()?;
+    jobs.sort_by_key(|c| c.0);
+    Ok(jobs.into_iter().map(|(_, c)| c).collect())
 }
 
 impl PgQueues {
@@ -91,10 +143,7 @@ impl PgQueues {
             .query(&st, &[&queue, &worker, &i64::from(max), &lease_ms])
             .await
             .map_err(db("claiming"))?;
-        let mut jobs = rows.iter().map(claimed).collect::<Result<Vec<_>, _>>()?;
-        // RETURNING has no order: put them back in claim order.
-        jobs.sort_by_key(|c| c.0);
-        Ok(jobs.into_iter().map(|(_, c)| c).collect())
+        in_claim_order(rows.iter())
     }
 
     /// Extends a held lease to `lease_ms` (default: the queue's) from now;

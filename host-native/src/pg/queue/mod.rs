@@ -86,6 +86,7 @@
 //! ```
 
 mod claim;
+mod cycle;
 mod dead;
 mod declare;
 mod enqueue;
@@ -96,6 +97,7 @@ mod settle;
 pub(crate) mod sql;
 mod wake;
 
+pub use cycle::Cycle;
 pub(crate) use declare::QueueRows;
 pub(crate) use enqueue::JobRows;
 

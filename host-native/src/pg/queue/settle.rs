@@ -73,6 +73,47 @@ fn cancel_reason() -> String {
     }
 }
 
+/// The ids and tokens of `jobs`, as the arrays [`complete_ctes`] takes.
+pub(super) fn ids_and_tokens(jobs: &[(JobId, LeaseToken)]) -> (Vec<i64>, Vec<i64>) {
+    jobs.iter().map(|(j, t)| (j.0 as i64, t.0 as i64)).unzip()
+}
+
+/// The CTEs `done`, `j` (the jobs of arrays `ids` and `tokens`, SQL
+/// parameters, that are held with those tokens and within their lease,
+/// completed; columns `id`, `token`, `queue`, `key`, `attempt`, `fire`,
+/// `claimed_at`) and `k` ([`sql::expire_keys`] of their keys).
+pub(super) fn complete_ctes(s: &str, ids: &str, tokens: &str) -> String {
+    format!(
+        "done AS (SELECT * FROM unnest({ids}::bigint[], {tokens}::bigint[]) AS d(id, token)),
+         j AS (
+             UPDATE {s}.chime_jobs c
+             SET state = {completed}, finished_at = now(), token = NULL,
+                 worker = NULL, lease_until = NULL
+             FROM done
+             WHERE c.id = done.id AND c.token = done.token AND c.state = {claimed}
+               AND c.lease_until > now()
+             RETURNING c.id, done.token, c.queue, c.key, c.attempt, c.fire, c.claimed_at),
+         {k}",
+        completed = sql::state(JobState::Completed),
+        claimed = sql::state(JobState::Claimed),
+        k = sql::expire_keys(s),
+    )
+}
+
+/// The `completed` event of a row of [`complete_ctes`]' `j`, notified on
+/// channel parameter `chan`.
+pub(super) fn complete_event(chan: &str) -> String {
+    sql::event(
+        chan,
+        &sql::state(JobState::Completed),
+        "j",
+        "j.attempt",
+        sql::NONE,
+        sql::NONE,
+        &sql::since_claim("j"),
+    )
+}
+
 /// `job = $1 AND token = $2`, claimed, with its lease as `lease` says.
 fn fenced(lease: Lease) -> String {
     format!(
@@ -150,35 +191,14 @@ impl PgQueues {
         &self,
         jobs: &[(JobId, LeaseToken)],
     ) -> Result<Vec<Result<(), QueueError>>, QueueError> {
-        let ids: Vec<i64> = jobs.iter().map(|(j, _)| j.0 as i64).collect();
-        let tokens: Vec<i64> = jobs.iter().map(|(_, t)| t.0 as i64).collect();
+        let (ids, tokens) = ids_and_tokens(jobs);
         let s = &self.schema;
         let sql = || {
             format!(
-                "WITH done AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS d(id, token)),
-                 j AS (
-                     UPDATE {s}.chime_jobs c
-                     SET state = {completed}, finished_at = now(), token = NULL,
-                         worker = NULL, lease_until = NULL
-                     FROM done
-                     WHERE c.id = done.id AND c.token = done.token AND c.state = {claimed}
-                       AND c.lease_until > now()
-                     RETURNING c.id, done.token, c.queue, c.key, c.attempt, c.fire,
-                               c.claimed_at),
-                 {k}
+                "WITH {ctes}
                  SELECT j.id, j.token, (SELECT count(*) FROM k), {event} FROM j",
-                completed = sql::state(JobState::Completed),
-                claimed = sql::state(JobState::Claimed),
-                k = sql::expire_keys(s),
-                event = sql::event(
-                    "$3",
-                    &sql::state(JobState::Completed),
-                    "j",
-                    "j.attempt",
-                    sql::NONE,
-                    sql::NONE,
-                    &sql::since_claim("j"),
-                ),
+                ctes = complete_ctes(s, "$1", "$2"),
+                event = complete_event("$3"),
             )
         };
         let st = self.stmt("complete_many", sql).await?;
@@ -187,10 +207,20 @@ impl PgQueues {
             .query(&st, &[&ids, &tokens, &self.channel])
             .await
             .map_err(db("completing jobs"))?;
+        self.completed(jobs, rows.iter().map(|r| (r.get(0), r.get(1))))
+            .await
+    }
+
+    /// Each of `jobs`' result, given the `(id, token)` pairs a completing
+    /// statement changed: `Ok` for those, the refusal for the others.
+    pub(super) async fn completed(
+        &self,
+        jobs: &[(JobId, LeaseToken)],
+        changed: impl Iterator<Item = (i64, i64)>,
+    ) -> Result<Vec<Result<(), QueueError>>, QueueError> {
         // By job and token: the same job may come twice, once with a stale
         // token.
-        let completed: std::collections::BTreeSet<(i64, i64)> =
-            rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let completed: std::collections::BTreeSet<(i64, i64)> = changed.collect();
         let mut out = Vec::with_capacity(jobs.len());
         for &(job, token) in jobs {
             if completed.contains(&(job.0 as i64, token.0 as i64)) {
