@@ -30,6 +30,7 @@ mod replay;
 mod replica_auth;
 mod signals;
 mod token_reload;
+mod transport_daemon;
 mod transport_nats;
 mod transport_redis;
 mod tzdb_diff;

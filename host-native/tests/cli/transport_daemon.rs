@@ -1,0 +1,293 @@
+//! What `transport_nats` and `transport_redis` share: `chime run` with a
+//! queue in a real broker of the test's own, as processes. The daemon
+//! publishes its schedule's fires there and works them with a `[[worker]]`
+//! command pool; `/healthz` shows the transport and turns 503 within 5 s of
+//! the broker being killed (`kill -9`), 200 again after its restart on the
+//! same store, and work goes on; `/metrics` has
+//! `chime_queue_depth{…,transport=NAME}`.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The broker under test, and how to start it.
+pub enum Broker {
+    /// nats-server at this path (JetStream, `sync_interval: always`).
+    Nats(String),
+    /// redis-server (AOF, `appendfsync always`).
+    Redis,
+}
+
+impl Broker {
+    /// The transport's name in the config, URL scheme and metrics.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Broker::Nats(_) => "nats",
+            Broker::Redis => "redis",
+        }
+    }
+
+    /// Starts the broker on `port` with its files in `dir`; waits until it
+    /// answers.
+    fn start(&self, dir: &Path, port: u16) -> Option<Child> {
+        match self {
+            Broker::Nats(bin) => nats(bin, dir, port),
+            Broker::Redis => redis(dir, port),
+        }
+    }
+}
+
+/// Starts nats-server on `port` with its store in `dir`; waits until it
+/// answers.
+fn nats(bin: &str, dir: &Path, port: u16) -> Option<Child> {
+    let conf = dir.join("nats.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listen: \"127.0.0.1:{port}\"\njetstream {{\n  store_dir: \"{d}/js\"\n  sync_interval: always\n}}\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.join(format!("nats-{port}.log"))).unwrap();
+    let mut child = Command::new(bin)
+        .arg("-c")
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    None
+}
+
+fn redis_bin() -> String {
+    std::env::var("CHIME_TEST_REDIS_BIN").unwrap_or_else(|_| "/usr/bin/redis-server".into())
+}
+
+/// Starts redis-server on `port` in `dir`; waits until it answers.
+fn redis(dir: &Path, port: u16) -> Option<Child> {
+    let conf = dir.join("redis.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "bind 127.0.0.1\nport {port}\ndir {d}\nappendonly yes\nappendfsync always\n\
+             save \"\"\nlogfile {d}/redis.log\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(redis_bin()).arg(&conf).spawn().unwrap();
+    for _ in 0..100 {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    None
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> (u16, String) {
+    match client.get(url).send().await {
+        Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+        Err(e) => (0, e.to_string()),
+    }
+}
+
+/// Polls `check` every 100 ms for up to `within`.
+async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let end = Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(()) => return,
+            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// The whole scenario on `broker`.
+pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: Broker) {
+    let dir = tempfile::tempdir().unwrap();
+    let rdir = dir.path().join(broker.name());
+    std::fs::create_dir_all(&rdir).unwrap();
+    let mut port = 0;
+    let mut server = None;
+    for i in 0..20u16 {
+        port = 20_000
+            + ((std::process::id() as u16)
+                .wrapping_mul(7)
+                .wrapping_add(i * 131))
+                % 40_000;
+        if let Some(s) = broker.start(&rdir, port) {
+            server = Some(s);
+            break;
+        }
+    }
+    let mut server = server.unwrap_or_else(|| panic!("a {} server started", broker.name()));
+    let out = dir.path().join("out.txt");
+    let config = format!(
+        r#"
+[http]
+address = "127.0.0.1:0"
+
+[[queue]]
+name = "planner"
+transport = "{name}"
+maxAttempts = 2
+leaseMs = 10000
+
+[[schedule]]
+name = "plan"
+spec = "@every 1s"
+target = {{ queue = "planner", payload = {{ runId = "r" }} }}
+
+[[worker]]
+queue = "planner"
+command = ["sh", "-c", "echo \"$CHIME_PAYLOAD\" >> {out}"]
+
+[transport.{name}]
+url = "{name}://127.0.0.1:{port}"
+"#,
+        out = out.display(),
+        name = broker.name()
+    );
+    let path = dir.path().join("chime.toml");
+    std::fs::write(&path, config).unwrap();
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_chime"))
+        .args(["--log-format", "json", "run", "--config"])
+        .arg(&path)
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .env("CHIME_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = daemon.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let address = loop {
+        let l = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("HTTP listener up");
+        let msg = l["fields"]["message"].as_str().unwrap_or_default();
+        if msg.starts_with("HTTP listener up") {
+            break l["fields"]["address"].as_str().unwrap().to_owned();
+        }
+    };
+    let client = chime_native::worker::http::client(Duration::from_secs(10)).unwrap();
+    let health_url = format!("http://{address}/healthz");
+
+    // Fires published, worked from the broker, settled (so `skip` lets the next
+    // one fire): several lines within a few seconds.
+    let lines = || {
+        std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    eventually(
+        Duration::from_secs(8),
+        "three jobs worked from the broker",
+        || {
+            let n = lines();
+            async move {
+                if n >= 3 {
+                    Ok(())
+                } else {
+                    Err(format!("{n} lines"))
+                }
+            }
+        },
+    )
+    .await;
+    let (status, body) = get(&client, &health_url).await;
+    assert_eq!(status, 200, "{body}");
+    let h: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(h["transports"][0]["transport"], broker.name(), "{body}");
+    assert_eq!(h["transports"][0]["status"], "ok", "{body}");
+    assert!(h["transports"][0]["roundTripMicros"].is_u64(), "{body}");
+    let (_, metrics) = get(&client, &format!("http://{address}/metrics")).await;
+    assert!(
+        metrics.contains(&format!(
+            r#"chime_queue_depth{{queue="planner",state="dead",transport="{}"}} 0"#,
+            broker.name()
+        )),
+        "{metrics}"
+    );
+
+    // The broker dies: 503 within 5 s, naming it.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let died = Instant::now();
+    eventually(Duration::from_secs(5), "503 after the broker died", || {
+        let (client, url) = (client.clone(), health_url.clone());
+        async move {
+            let (status, body) = get(&client, &url).await;
+            if status == 503 && body.contains("\"unavailable\"") {
+                Ok(())
+            } else {
+                Err(format!("{status} {body}"))
+            }
+        }
+    })
+    .await;
+    eprintln!("503 after {} ms", died.elapsed().as_millis());
+
+    // Back: healthy again, and work goes on.
+    let mut server = broker.start(&rdir, port).expect("the broker restarted");
+    let before = lines();
+    eventually(Duration::from_secs(10), "healthy and working again", || {
+        let (client, url, n) = (client.clone(), health_url.clone(), lines());
+        async move {
+            let (status, _) = get(&client, &url).await;
+            if status == 200 && n >= before + 2 {
+                Ok(())
+            } else {
+                Err(format!("{status}, {n} lines (before {before})"))
+            }
+        }
+    })
+    .await;
+
+    let pid = daemon.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(daemon.wait().unwrap().success());
+    let _ = server.kill();
+    let _ = server.wait();
+}
