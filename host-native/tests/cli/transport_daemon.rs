@@ -31,11 +31,33 @@ impl Broker {
 
     /// Starts the broker on `port` with its files in `dir`; waits until it
     /// answers.
-    fn start(&self, dir: &Path, port: u16) -> Option<Child> {
+    pub fn start(&self, dir: &Path, port: u16) -> Option<Child> {
         match self {
             Broker::Nats(bin) => nats(bin, dir, port),
             Broker::Redis => redis(dir, port),
         }
+    }
+
+    /// Starts the broker on a free port (tries up to 20), its files in
+    /// `dir`: the server and its port. The port is one the system just
+    /// handed out, and nothing answers on it before the start: a test of
+    /// this binary running at the same time with a server of its own
+    /// must not be mistaken for ours.
+    pub fn start_anywhere(&self, dir: &Path) -> (Child, u16) {
+        for _ in 0..20 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                continue;
+            }
+            if let Some(s) = self.start(dir, port) {
+                return (s, port);
+            }
+        }
+        panic!("a {} server started", self.name())
     }
 }
 
@@ -110,7 +132,7 @@ async fn get(client: &reqwest::Client, url: &str) -> (u16, String) {
 }
 
 /// Polls `check` every 100 ms for up to `within`.
-async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
@@ -130,20 +152,7 @@ pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: 
     let dir = tempfile::tempdir().unwrap();
     let rdir = dir.path().join(broker.name());
     std::fs::create_dir_all(&rdir).unwrap();
-    let mut port = 0;
-    let mut server = None;
-    for i in 0..20u16 {
-        port = 20_000
-            + ((std::process::id() as u16)
-                .wrapping_mul(7)
-                .wrapping_add(i * 131))
-                % 40_000;
-        if let Some(s) = broker.start(&rdir, port) {
-            server = Some(s);
-            break;
-        }
-    }
-    let mut server = server.unwrap_or_else(|| panic!("a {} server started", broker.name()));
+    let (mut server, port) = broker.start_anywhere(&rdir);
     let out = dir.path().join("out.txt");
     let config = format!(
         r#"

@@ -10,7 +10,9 @@
 
 use crate::transport_daemon::{Broker, a_queue_in_a_broker_is_published_worked_and_health_checked};
 
-fn nats_bin() -> Option<String> {
+/// nats-server's path, or `None` (after a notice) to skip; shared with
+/// `transport_nats_kill`.
+pub fn nats_bin() -> Option<String> {
     match std::env::var("CHIME_TEST_NATS_BIN") {
         Ok(b) if !b.is_empty() => Some(b),
         _ if std::env::var("CHIME_REQUIRE_NATS").as_deref() == Ok("1") => {

@@ -9,7 +9,9 @@
 
 use crate::transport_daemon::{Broker, a_queue_in_a_broker_is_published_worked_and_health_checked};
 
-fn wanted() -> bool {
+/// Whether Redis tests run (else a notice, or a panic under
+/// `CHIME_REQUIRE_REDIS=1`); shared with `transport_redis_kill`.
+pub fn wanted() -> bool {
     match std::env::var("CHIME_REDIS_URL") {
         Ok(u) if !u.is_empty() => true,
         _ if std::env::var("CHIME_REQUIRE_REDIS").as_deref() == Ok("1") => {
