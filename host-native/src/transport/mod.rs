@@ -19,7 +19,7 @@
 //!     plus a check). The broker's own window is the second line: chime's
 //!     store is the authority (the [`outbox`] remembers what it published).
 //!   - the **consume side**: the existing queue port
-//!     [`QueueBackend`](crate::backend::QueueBackend), so chime's worker
+//!     [`QueueBackend`], so chime's worker
 //!     pools, the HTTP API and the conformance suite work a transport queue
 //!     as any other (claim / heartbeat / complete / fail / cancel / redrive
 //!     / purge_dead / job / maintain). Job ids and lease tokens are the
@@ -28,7 +28,7 @@
 //!   - [`Transport::ping`] (the health check's round trip) and
 //!     [`Transport::depth`] (`chime_queue_depth{transport,queue,state}`).
 //! - **Rules are core's, not the adapter's.** `fail` applies
-//!   [`chime_core::after_failure`] with the queue's [`QueueConfig`] (so the
+//!   [`chime_core::after_failure`] with the queue's [`QueueConfig`](chime_core::QueueConfig) (so the
 //!   retry delays are the engine's, to the millisecond) and the job's
 //!   attempt number as the broker counts deliveries. Exhausted: with
 //!   `deadLetter` (the seed's `deadLetterEnabled`, default true) the message

@@ -3,7 +3,7 @@
 //! pull consumer (`scheduler-planners`); its dead letters a stream of
 //! their own (`SCHEDULER_PLANNER_DEAD`, `scheduler.planner.dead`). Names
 //! are the seed's, from `[transport.nats]` ([`NatsOptions`]); the objects
-//! are created if missing and checked if present ([`setup`]).
+//! are created if missing and checked if present (`setup`).
 //!
 //! How the port maps onto JetStream (`docs/transports.md`, "NATS"):
 //!
@@ -21,7 +21,7 @@
 //!   JetStream's delivery count. **Heartbeat** is `+WPI`, **complete**
 //!   `+ACK`, a retry `-NAK` with core's `after_failure` delay, all
 //!   confirmed by the server (double acks). JetStream does not fence acks
-//!   by delivery, so chime checks the token first ([`book`]).
+//!   by delivery, so chime checks the token first (`book`).
 //! - **Dead letters** are chime's: a failure out of attempts, or a
 //!   delivery beyond the job's `maxAttempts` (a lease that expired on the
 //!   last attempt: `lease_expired`), is copied to the dead-letter stream

@@ -81,7 +81,7 @@ local function finish(jk, id, st, now, err, done, jp, dedup, rmax, rms)
 end
 "#;
 
-/// `enqueue`: KEYS stream, delayed, idk (or any key when ARGV[10] is 0).
+/// `enqueue`: KEYS stream, delayed, idk (or any key when `ARGV[10]` is 0).
 /// ARGV: job prefix, job counter, queue, body, headers, user key, run-at
 /// (0: now), idk ttl ms (0: none), attempts override (''), has idk, job id
 /// (0: take one), fire, delay ms (0: none). Reply: job id, deduplicated
