@@ -128,17 +128,25 @@ pub fn start(
         by_queue.insert(q.clone(), by_kind[kind].clone());
     }
     // Declared in the broker with the config's settings (retries, dead
-    // letters, retention), retried while it is away.
+    // letters, retention), retried while it is away. A queue's pools start
+    // claiming once it is declared: before, the adapter would hold the
+    // queue under defaults (another lease, other retries).
+    let mut declared: HashMap<String, watch::Receiver<bool>> = HashMap::new();
     for q in plan
         .queues
         .iter()
         .filter(|q| by_queue.contains_key(&q.name))
     {
         let (t, q) = (by_queue[&q.name].clone(), q.clone());
+        let (done, done_rx) = watch::channel(false);
+        declared.insert(q.name.clone(), done_rx);
         tasks.push(tokio::spawn(async move {
             for n in 0u32.. {
                 match t.declare(&q).await {
-                    Ok(()) => return,
+                    Ok(()) => {
+                        let _ = done.send(true);
+                        return;
+                    }
                     Err(e) => {
                         let wait = crate::transport::backoff(
                             n,
@@ -172,13 +180,17 @@ pub fn start(
         let wake = wakes[&cfg.queue].clone();
         cfg.poll = cfg.poll.min(Duration::from_secs(1));
         let handler = crate::worker::timed(handle.clone(), handler);
-        running.push(tokio::spawn(crate::worker::run_pool(
-            source,
-            wake,
-            cfg,
-            handler,
-            stop_rx.clone(),
-        )));
+        let mut ready = declared.get(&cfg.queue).cloned();
+        let (mut stopping, stop_rx) = (stop_rx.clone(), stop_rx.clone());
+        running.push(tokio::spawn(async move {
+            if let Some(ready) = ready.as_mut() {
+                tokio::select! {
+                    _ = ready.wait_for(|d| *d) => {}
+                    _ = stopping.wait_for(|s| *s) => return,
+                }
+            }
+            crate::worker::run_pool(source, wake, cfg, handler, stop_rx).await
+        }));
     }
     Ok(Transports {
         all: by_kind.into_values().collect(),
