@@ -3,12 +3,12 @@
 # same throwaway Redis server, in the same run. Results go in
 # BENCHMARKS.md ("Transports: Redis and NATS beside BullMQ (issue 25)").
 #
-#   scripts/bench-transports.sh     JOBS=20000 IN_FLIGHT=64 CONCURRENCY=256 RUNS=2 by default
+#   scripts/bench-transports.sh     JOBS=20000 IN_FLIGHT=64 CONSUMERS=64 CONCURRENCY=256 RUNS=2 by default
 #
 # chime (host-native/examples/transport_load.rs, once per transport):
 # JOBS messages published with IN_FLIGHT publishes outstanding (jobs/s and
-# the p50/p99 of one publish), then IN_FLIGHT consumers claim (256 at a
-# time) and complete them one by one: end-to-end jobs/s.
+# the p50/p99 of one publish), then CONSUMERS (default IN_FLIGHT) consumers
+# claim (256 at a time) and complete them one by one: end-to-end jobs/s.
 # BullMQ (the pinned npm project in scripts/bench/bullmq, bench.mjs, on the
 # machine's Node): JOBS single `Queue.add` calls IN_FLIGHT outstanding
 # (jobs/s, p50/p99), drained by a `Worker` of concurrency CONCURRENCY with a
@@ -26,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${JOBS:-20000}"
 in_flight="${IN_FLIGHT:-64}"
+consumers="${CONSUMERS:-$in_flight}"
 concurrency="${CONCURRENCY:-256}"
 runs="${RUNS:-2}"
 everysec="${FSYNC_EVERYSEC:-1}"
@@ -59,11 +60,11 @@ for run in $(seq 1 "$runs"); do
   for mode in "${modes[@]}"; do
     fsync "$mode"
     echo "== run $run, appendfsync $mode: chime Redis Streams, $jobs jobs, $in_flight in flight =="
-    CHIME_BENCH_REDIS_DB=$db "$load" redis "$jobs" "$in_flight" | tee "$dir/chime-redis-$mode-$run"
+    CHIME_BENCH_REDIS_DB=$db "$load" redis "$jobs" "$in_flight" "$consumers" | tee "$dir/chime-redis-$mode-$run"
     db=$((db + 1))
     if [ "$mode" = always ]; then
       echo "== run $run: chime NATS JetStream (sync_interval always), $jobs jobs, $in_flight in flight =="
-      "$load" nats "$jobs" "$in_flight" | tee "$dir/chime-nats-$mode-$run"
+      "$load" nats "$jobs" "$in_flight" "$consumers" | tee "$dir/chime-nats-$mode-$run"
     fi
     echo "== run $run, appendfsync $mode: BullMQ $bullmq_version, Node $(node --version), $jobs jobs, $in_flight adds in flight, Worker concurrency $concurrency =="
     REDIS_URL="$CHIME_REDIS_URL/$db" node scripts/bench/bullmq/bench.mjs "$jobs" "$in_flight" "$concurrency" |
@@ -77,7 +78,7 @@ fsync always
 rate() { sed -n "s/^$2: .* = \([0-9]*\) jobs\/s.*/\1/p" "$1"; }
 lat() { sed -n "s/^$2: .*p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \/ \2/p" "$1"; }
 echo
-echo "== summary: $jobs jobs, $in_flight publishes/adds in flight, BullMQ Worker concurrency $concurrency, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC') =="
+echo "== summary: $jobs jobs, $in_flight publishes/adds in flight, $consumers chime consumers, BullMQ Worker concurrency $concurrency, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC') =="
 echo "load average at the start $load_start, at the end $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 echo "$(redis-server --version | cut -d' ' -f1-3); nats-server $("$CHIME_TEST_NATS_BIN" --version | sed 's/.*v//'); BullMQ $bullmq_version on Node $(node --version)"
 echo

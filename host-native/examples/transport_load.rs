@@ -2,8 +2,11 @@
 //! "Transports: Redis and NATS beside BullMQ"): `N` messages published
 //! with `C` in flight (Redis: one `SET NX` + `XADD` script each; NATS: one
 //! JetStream publish with a `Nats-Msg-Id`, awaited until the server's
-//! ack), then claimed in batches of 256 and completed one by one by `C`
-//! consumers (chime's claim/complete of the queue port).
+//! ack), then claimed in batches of 256 and completed one by one by
+//! `CONSUMERS` consumers (default `C`; chime's claim/complete of the queue
+//! port).
+//!
+//! `transport_load redis|nats N C [CONSUMERS]`
 //!
 //! ```sh
 //! scripts/redis-test-server.sh cargo run --release -p chime-native --example transport_load -- redis 20000 64
@@ -71,6 +74,7 @@ async fn main() {
     let kind = args.get(1).map(String::as_str).unwrap_or("redis");
     let n: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let c: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(64);
+    let consumers: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(c);
     let mut q = QueueConfig::new("bench");
     q.retention.completed_max = 1;
     let t = transport(kind, &q).await;
@@ -117,7 +121,7 @@ async fn main() {
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for w in 0..c {
+    for w in 0..consumers {
         let (t, done) = (t.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
             let worker = format!("w{w}");
@@ -139,7 +143,7 @@ async fn main() {
     }
     let consumed = start.elapsed();
     println!(
-        "consume: {kind} {n} claimed+completed in {:.2}s = {:.0} jobs/s, {c} consumers",
+        "consume: {kind} {n} claimed+completed in {:.2}s = {:.0} jobs/s, {consumers} consumers",
         consumed.as_secs_f64(),
         n as f64 / consumed.as_secs_f64()
     );
