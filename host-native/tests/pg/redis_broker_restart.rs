@@ -318,7 +318,12 @@ async fn broker_killed_and_restarted_mid_run() {
             "{h:?}"
         );
         assert_eq!(h["attempts"], "2");
-        assert_eq!(h["reason"], "always fails");
+        // The handler's error; or, when its `fail` was lost to the broker's
+        // kill, the lease that ran out meanwhile (core's failed attempt).
+        assert!(
+            ["always fails", "lease_expired"].contains(&h["reason"].as_str()),
+            "{h:?}"
+        );
         assert_eq!(h["Chime-Message-Id"], h["runId"]);
         let m = chime_native::transport::Message::parse(&h["body"]).unwrap();
         assert_eq!(m.headers["tenant"], "t1");
