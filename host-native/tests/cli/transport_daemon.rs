@@ -147,6 +147,19 @@ where
     }
 }
 
+/// Stops `daemon` with SIGTERM (a graceful stop) and waits for it.
+pub fn stop_gracefully(daemon: &mut Child) -> std::process::ExitStatus {
+    let pid = daemon.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    daemon.wait().unwrap()
+}
+
 /// The whole scenario on `broker`.
 pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: Broker) {
     let dir = tempfile::tempdir().unwrap();
@@ -288,15 +301,7 @@ url = "{name}://127.0.0.1:{port}"
     })
     .await;
 
-    let pid = daemon.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert!(daemon.wait().unwrap().success());
+    assert!(stop_gracefully(&mut daemon).success());
     let _ = server.kill();
     let _ = server.wait();
 }

@@ -11,7 +11,7 @@
 //! the attempts the crash interrupted (at most one per worker slot, first
 //! before the kill, again after); no dead letter.
 
-use crate::transport_daemon::{Broker, eventually};
+use crate::transport_daemon::{Broker, eventually, stop_gracefully};
 use chime_native::daemon::transports::OUTBOX_FILE;
 use chime_native::transport::outbox::{Outbox, OutboxConfig};
 use std::collections::{BTreeMap, BTreeSet};
@@ -277,15 +277,7 @@ url = "{name}://127.0.0.1:{port}"
         }
     })
     .await;
-    let pid = daemon.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = daemon.wait().unwrap();
+    let status = stop_gracefully(&mut daemon);
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(status.success(), "{status}: {logged}");
 
