@@ -19,59 +19,44 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
     let q = app.q();
     let name = app.name.clone();
     type Counts = Vec<(String, String, i64)>;
+    // One statement, so one snapshot: a fire counted here has its job
+    // counted too (separate statements could see the fire's commit land
+    // between them).
     let read = app
         .with_client(async |c| {
-            let triples = |rows: Vec<tokio_postgres::Row>| -> Counts {
-                rows.iter()
-                    .map(|r| (r.get(0), r.get(1), r.get(2)))
-                    .collect()
-            };
-            let jobs = triples(
-                c.query(
-                    &format!(
-                        "SELECT queue, CASE WHEN state = 'available' AND run_at > now()
-                                THEN 'scheduled' ELSE state END AS s, count(*)
-                         FROM {q}.chime_jobs GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[],
-                )
-                .await?,
-            );
-            let fires = triples(
-                c.query(
-                    &format!(
-                        "SELECT schedule, kind, count(*) FROM {q}.chime_fires
-                         WHERE engine = $1 GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[&name],
-                )
-                .await?,
-            );
-            let skips = triples(
-                c.query(
-                    &format!(
-                        "SELECT schedule, reason, sum(count)::bigint FROM {q}.chime_skips
-                         WHERE engine = $1 GROUP BY 1, 2 ORDER BY 1, 2"
-                    ),
-                    &[&name],
-                )
-                .await?,
-            );
-            let inbox: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT count(*) FROM {q}.chime_inbox
-                         WHERE engine = $1 AND applied_at IS NULL"
-                    ),
-                    &[&name],
-                )
-                .await?
-                .get(0);
-            Ok((jobs, fires, skips, inbox))
+            c.query(
+                &format!(
+                    "SELECT 'jobs', queue, CASE WHEN state = 'available' AND run_at > now()
+                            THEN 'scheduled' ELSE state END, count(*)
+                     FROM {q}.chime_jobs GROUP BY 2, 3
+                     UNION ALL
+                     SELECT 'fires', schedule, kind, count(*) FROM {q}.chime_fires
+                     WHERE engine = $1 GROUP BY 2, 3
+                     UNION ALL
+                     SELECT 'skips', schedule, reason, sum(count)::bigint FROM {q}.chime_skips
+                     WHERE engine = $1 GROUP BY 2, 3
+                     UNION ALL
+                     SELECT 'inbox', '', '', count(*) FROM {q}.chime_inbox
+                     WHERE engine = $1 AND applied_at IS NULL
+                     ORDER BY 1, 2, 3"
+                ),
+                &[&name],
+            )
+            .await
         })
         .await;
     let leader = app.leader_row().await;
-    let (jobs, fires, skips, inbox) = read?;
+    let (mut jobs, mut fires, mut skips, mut inbox) =
+        (Counts::new(), Counts::new(), Counts::new(), 0);
+    for r in read? {
+        let (set, a, b, n): (&str, String, String, i64) = (r.get(0), r.get(1), r.get(2), r.get(3));
+        match set {
+            "jobs" => jobs.push((a, b, n)),
+            "fires" => fires.push((a, b, n)),
+            "skips" => skips.push((a, b, n)),
+            _ => inbox = n,
+        }
+    }
     let me = app.status.view();
     let mut t = String::new();
     // Each line is the name, then its suffix (labels, or `_sum`/`_count`).
