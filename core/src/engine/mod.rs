@@ -32,7 +32,7 @@ use crate::wire::error::Error;
 use crate::wire::ids::JobId;
 use crate::wire::input::Input;
 use crate::wire::job::JobInfo;
-use crate::wire::queue_config::QueueStats;
+use crate::wire::queue_config::{QueueConfig, QueueStats};
 use crate::wire::reply::Reply;
 use crate::wire::schedule_def::ScheduleInfo;
 use leadership::Leadership;
@@ -158,6 +158,11 @@ impl Engine {
     /// Counts and totals of a queue, as of the engine clock.
     pub fn queue_stats(&self, queue: &str) -> Option<QueueStats> {
         self.queues.stats(queue, self.clock)
+    }
+
+    /// The config of a declared queue (`None` for an implicit one).
+    pub fn queue_config(&self, queue: &str) -> Option<&QueueConfig> {
+        self.queues.config(queue)
     }
 
     /// Every queue name (declared or implicit), in order.

@@ -81,10 +81,13 @@ pub fn run(
                 let mut ports = Ports::embedded(running.handle());
                 if let Some(t) = &transports {
                     // `/healthz` pings each broker; `/metrics` has their depth.
-                    ports.reads = Arc::new(crate::transport::reads::WithTransports::new(
-                        running.handle().clone(),
-                        t.all.clone(),
-                    ));
+                    ports.reads = Arc::new(
+                        crate::transport::reads::WithTransports::new(
+                            running.handle().clone(),
+                            t.all.clone(),
+                        )
+                        .with_outbox(t.outbox.clone()),
+                    );
                 }
                 listen(address, explicit, ports, options).await?
             }

@@ -63,6 +63,8 @@ pub fn take_pools(
 pub struct Transports {
     /// Each configured transport.
     pub all: Vec<Arc<dyn Transport>>,
+    /// The outbox their fires wait in (its backlog is a metric).
+    pub outbox: Outbox,
     stop: Arc<Notify>,
     pool_stop: watch::Sender<bool>,
     pools: Vec<JoinHandle<()>>,
@@ -79,6 +81,10 @@ pub fn start(
     pools: Vec<(PoolConfig, Handler)>,
 ) -> anyhow::Result<Transports> {
     let settlements: Arc<dyn Settlements> = Arc::new(handle.clone());
+    // One set of counters for the publisher and every adapter: the
+    // daemon's `/metrics`.
+    let counters = handle.metrics().transport();
+    let outbox = outbox.with_counters(counters.clone());
     let mut by_kind: HashMap<TransportKind, Arc<dyn Transport>> = HashMap::new();
     let mut tasks = Vec::new();
     for kind in plan.transports.queues.values().copied() {
@@ -95,12 +101,10 @@ pub fn start(
         let t: Arc<dyn Transport> = match kind {
             TransportKind::Redis => {
                 let options = plan.transports.section.redis.clone().unwrap_or_default();
-                let t = Arc::new(RedisTransport::new(
-                    options,
-                    engine.clone(),
-                    queues,
-                    settlements.clone(),
-                )?);
+                let t = Arc::new(
+                    RedisTransport::new(options, engine.clone(), queues, settlements.clone())?
+                        .with_counters(counters.clone()),
+                );
                 tasks.push(t.spawn_maintenance(Duration::from_secs(1)));
                 t
             }
@@ -112,7 +116,8 @@ pub fn start(
                 let t = tokio::task::block_in_place(|| {
                     tokio::runtime::Handle::current().block_on(connect)
                 })?
-                .with_settlements(settlements.clone());
+                .with_settlements(settlements.clone())
+                .with_counters(counters.clone());
                 let t = Arc::new(t);
                 tasks.push(crate::transport::nats::spawn_maintenance(
                     t.clone(),
@@ -166,7 +171,7 @@ pub fn start(
         .iter()
         .map(|(cfg, _)| (cfg.queue.clone(), Arc::new(Notify::new())))
         .collect();
-    tasks.push(tokio::spawn(outbox.publish_loop(
+    tasks.push(tokio::spawn(outbox.clone().publish_loop(
         by_queue.clone(),
         wakes.clone(),
         stop.clone(),
@@ -194,6 +199,7 @@ pub fn start(
     }
     Ok(Transports {
         all: by_kind.into_values().collect(),
+        outbox,
         stop,
         pool_stop,
         pools: running,

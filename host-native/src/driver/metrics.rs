@@ -12,8 +12,16 @@
 //! and leadership are not tracked incrementally: [`Metrics::render`] takes
 //! them from the engine's own state, read on the driver task at scrape
 //! time, so they cannot drift from what the core holds.
+//!
+//! The transports (queues in a broker) count what they do into
+//! [`TransportCounters`], registered here so one `/metrics` carries
+//! them: the outbox publisher counts publishes, duplicates, refusals and
+//! the retries while a broker is away; the adapters count at their
+//! settle paths (acked, retried, dead-lettered, dropped). The engine's
+//! own depth series are only for its local queues: an external queue's
+//! jobs are not the engine's, so its depth comes from its broker alone.
 
-use chime_core::{Command, Event, FireReason, QueueStats, SkipReason};
+use chime_core::{Command, Event, FireReason, QueueMode, QueueStats, SkipReason};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -65,6 +73,162 @@ struct QueueLabel {
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransportQueue {
+    transport: &'static str,
+    queue: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransportLabel {
+    transport: &'static str,
+}
+
+/// What a transport did to one message (each a counter
+/// `chime_transport_<name>_total{transport, queue}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportEvent {
+    /// The broker took a new message (`published`).
+    Published,
+    /// The broker already held the message's id: nothing added
+    /// (`duplicates`; a re-publish after a crash, or a second producer).
+    Duplicate,
+    /// A publish failed with the broker away; it is retried
+    /// (`publish_errors`: one per failed try, not per message).
+    PublishError,
+    /// The transport refused the message (a rule it cannot honour); it is
+    /// not published (`publish_refused`).
+    Refused,
+    /// An attempt completed and the broker acknowledged it (`acked`).
+    Acked,
+    /// A failed attempt (or an expired lease) is delivered again later
+    /// (`retried`: a NAK with delay, a Redis retry).
+    Retried,
+    /// Out of attempts: copied to the dead-letter stream
+    /// (`dead_lettered`).
+    DeadLettered,
+    /// Out of attempts on a queue without dead letters (`dropped`).
+    Dropped,
+}
+
+const TRANSPORT_EVENTS: [(TransportEvent, &str, &str); 8] = [
+    (
+        TransportEvent::Published,
+        "chime_transport_published",
+        "Messages the broker took from the outbox, by transport and queue",
+    ),
+    (
+        TransportEvent::Duplicate,
+        "chime_transport_duplicates",
+        "Publishes the broker de-duplicated by the message id (published before)",
+    ),
+    (
+        TransportEvent::PublishError,
+        "chime_transport_publish_errors",
+        "Publish tries that failed with the broker away (each is retried, in order)",
+    ),
+    (
+        TransportEvent::Refused,
+        "chime_transport_publish_refused",
+        "Messages the transport refused (a rule it cannot honour); not published",
+    ),
+    (
+        TransportEvent::Acked,
+        "chime_transport_acked",
+        "Attempts completed and acknowledged in the broker",
+    ),
+    (
+        TransportEvent::Retried,
+        "chime_transport_retried",
+        "Failed attempts and expired leases delivered again later (NAK with delay)",
+    ),
+    (
+        TransportEvent::DeadLettered,
+        "chime_transport_dead_lettered",
+        "Messages out of attempts copied to the dead-letter stream",
+    ),
+    (
+        TransportEvent::Dropped,
+        "chime_transport_dropped",
+        "Messages out of attempts on a queue without dead letters",
+    ),
+];
+
+/// The transports' counters: cheap to clone (the counters are shared
+/// atomics), so the outbox publisher and each adapter hold one. One made
+/// by [`Default`] counts into nothing anyone renders (a transport used
+/// without a daemon: tests, the conformance suite).
+#[derive(Clone, Debug)]
+pub struct TransportCounters {
+    events: [Family<TransportQueue, Counter>; 8],
+    publish_seconds: HistogramFamily<TransportLabel>,
+}
+
+impl Default for TransportCounters {
+    fn default() -> Self {
+        TransportCounters {
+            events: Default::default(),
+            publish_seconds: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.0001, 2.0, 16))
+            }),
+        }
+    }
+}
+
+impl TransportCounters {
+    /// Counts one `event` of `queue` in `transport`.
+    pub fn count(&self, event: TransportEvent, transport: &'static str, queue: &str) {
+        self.add(event, transport, queue, 1);
+    }
+
+    /// Counts `n` `event`s of `queue` in `transport`.
+    pub fn add(&self, event: TransportEvent, transport: &'static str, queue: &str, n: u64) {
+        let i = TRANSPORT_EVENTS
+            .iter()
+            .position(|(e, _, _)| *e == event)
+            .expect("every event is listed");
+        self.events[i]
+            .get_or_create(&TransportQueue {
+                transport,
+                queue: queue.to_owned(),
+            })
+            .inc_by(n);
+    }
+
+    /// The value of one counter (tests).
+    pub fn get(&self, event: TransportEvent, transport: &'static str, queue: &str) -> u64 {
+        let i = TRANSPORT_EVENTS
+            .iter()
+            .position(|(e, _, _)| *e == event)
+            .expect("every event is listed");
+        self.events[i]
+            .get_or_create(&TransportQueue {
+                transport,
+                queue: queue.to_owned(),
+            })
+            .get()
+    }
+
+    /// Records one publish round trip to `transport` (acknowledged or
+    /// de-duplicated).
+    pub fn observe_publish(&self, transport: &'static str, took: Duration) {
+        self.publish_seconds
+            .get_or_create(&TransportLabel { transport })
+            .observe(took.as_secs_f64());
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        for (i, (_, name, help)) in TRANSPORT_EVENTS.iter().enumerate() {
+            registry.register(*name, *help, self.events[i].clone());
+        }
+        registry.register(
+            "chime_transport_publish_seconds",
+            "Round trip of one publish the broker acknowledged, by transport",
+            self.publish_seconds.clone(),
+        );
+    }
+}
+
 /// The metrics of one instance (shared by the driver, workers and the
 /// HTTP server through [`crate::driver::Handle::metrics`]).
 #[derive(Debug)]
@@ -78,6 +242,8 @@ pub struct Metrics {
     job_duration: HistogramFamily<QueueLabel>,
     leader: Gauge,
     commit: Histogram,
+    transport: TransportCounters,
+    outbox_pending: Gauge,
 }
 
 impl Default for Metrics {
@@ -89,7 +255,8 @@ impl Default for Metrics {
 /// What [`Metrics::render`] needs from the engine, read on the driver task.
 #[derive(Clone, Debug, Default)]
 pub struct EngineGauges {
-    /// Stats of every queue.
+    /// Stats of every local queue (an external queue's jobs live in its
+    /// broker: its depth is the transport's to report).
     pub queues: Vec<QueueStats>,
     /// Whether the engine may fire.
     pub leader: bool,
@@ -101,6 +268,11 @@ impl EngineGauges {
         EngineGauges {
             queues: engine
                 .queue_names()
+                .filter(|q| {
+                    engine
+                        .queue_config(q)
+                        .is_none_or(|c| c.mode != QueueMode::External)
+                })
                 .filter_map(|q| engine.queue_stats(q))
                 .collect(),
             leader: engine.is_leader(),
@@ -163,8 +335,19 @@ impl Metrics {
             "Time to append and durably commit one driver turn's journal entries",
             commit.clone(),
         );
+        let transport = TransportCounters::default();
+        transport.register(&mut registry);
+        let outbox_pending = Gauge::default();
+        registry.register(
+            "chime_transport_outbox_pending",
+            "Messages in the transport outbox not yet acknowledged by their broker \
+             (one outbox for every transport, published in order; 0 without transports)",
+            outbox_pending.clone(),
+        );
         Metrics {
             registry,
+            transport,
+            outbox_pending,
             queue_depth,
             fires,
             lateness,
@@ -241,6 +424,18 @@ impl Metrics {
                 queue: queue.to_owned(),
             })
             .observe(took.as_secs_f64());
+    }
+
+    /// The transports' counters (a clone sharing the same counters).
+    pub fn transport(&self) -> TransportCounters {
+        self.transport.clone()
+    }
+
+    /// Sets how many messages wait in the transport outbox (read by the
+    /// caller before [`Metrics::render`]).
+    pub fn set_outbox_pending(&self, n: u64) {
+        self.outbox_pending
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// Sets the depth of a queue that lives in `transport` (a broker):
@@ -336,5 +531,64 @@ mod tests {
         );
         assert!(text.contains("chime_leader 1\n"));
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn an_external_queue_has_no_local_depth() {
+        let mut engine = chime_core::Engine::new(chime_core::EngineConfig::default());
+        for (name, mode) in [("l", QueueMode::Local), ("x", QueueMode::External)] {
+            let config = chime_core::QueueConfig {
+                mode,
+                ..chime_core::QueueConfig::new(name)
+            };
+            engine
+                .handle(
+                    chime_core::Timestamp::from_millis(0).unwrap(),
+                    chime_core::Input::DeclareQueue(config),
+                )
+                .unwrap();
+        }
+        let text = Metrics::new().render(&EngineGauges::read(&engine));
+        assert!(
+            text.contains(r#"chime_queue_depth{queue="l",state="available",transport="local"} 0"#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"queue="x""#), "{text}");
+    }
+
+    #[test]
+    fn transport_counters_render_with_help_and_type() {
+        let m = Metrics::new();
+        let c = m.transport();
+        c.count(TransportEvent::Published, "redis", "q");
+        c.add(TransportEvent::DeadLettered, "redis", "q", 2);
+        c.observe_publish("redis", Duration::from_millis(1));
+        m.set_outbox_pending(4);
+        let text = m.render(&EngineGauges::default());
+        assert!(
+            text.contains("# TYPE chime_transport_published counter\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# HELP chime_transport_dead_lettered "),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"chime_transport_published_total{transport="redis",queue="q"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"chime_transport_dead_lettered_total{transport="redis",queue="q"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"chime_transport_publish_seconds_count{transport="redis"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains("chime_transport_outbox_pending 4\n"),
+            "{text}"
+        );
+        assert_eq!(c.get(TransportEvent::DeadLettered, "redis", "q"), 2);
     }
 }

@@ -13,7 +13,7 @@ mod vitals;
 
 pub use clock::{Clock, SystemClock, TokioClock};
 pub use handle::{BatchReply, Handle};
-pub use metrics::{CONTENT_TYPE, EngineGauges, Metrics};
+pub use metrics::{CONTENT_TYPE, EngineGauges, Metrics, TransportCounters, TransportEvent};
 pub use stream::{EVENT_BUFFER, StreamEvent};
 pub use vitals::{VitalSigns, Vitals};
 

@@ -18,6 +18,7 @@
 
 use super::{Message, Published, Transport, backoff};
 use crate::backend::PortError;
+use crate::driver::{TransportCounters, TransportEvent};
 use crate::store::{Recovered, Store, StoreError};
 use chime_core::{Command, JournalEntry, Snapshot};
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
@@ -71,6 +72,8 @@ pub struct Outbox {
     /// When published ids were last forgotten (ms): at most once a minute,
     /// not on every commit (the scan is over every remembered id).
     pruned: Arc<std::sync::atomic::AtomicI64>,
+    /// Where the publisher counts publishes (the daemon's `/metrics`).
+    counters: TransportCounters,
 }
 
 /// How often published ids past the window are forgotten.
@@ -102,7 +105,16 @@ impl Outbox {
             wake: Arc::new(Notify::new()),
             config,
             pruned: Arc::new(std::sync::atomic::AtomicI64::new(i64::MIN)),
+            counters: TransportCounters::default(),
         })
+    }
+
+    /// The outbox, its publisher counting into `counters`
+    /// (`chime_transport_published_total` and the others of
+    /// [`TransportEvent`]'s publish side).
+    pub fn with_counters(mut self, counters: TransportCounters) -> Outbox {
+        self.counters = counters;
+        self
     }
 
     /// Queues the messages whose ids it does not hold yet, in one commit;
@@ -240,21 +252,31 @@ impl Outbox {
                     done.push((*seq, m.id.clone()));
                     continue;
                 };
+                let started = std::time::Instant::now();
+                let count = |e| self.counters.count(e, t.backend(), &m.queue);
                 match t.publish(m).await {
                     Ok(p) => {
+                        self.counters
+                            .observe_publish(t.backend(), started.elapsed());
                         if p == Published::Duplicate {
+                            count(TransportEvent::Duplicate);
                             tracing::debug!(id = %m.id, "published before (broker de-duplicated)");
-                        } else if let Some(w) = wakes.get(&m.queue) {
-                            w.notify_one();
+                        } else {
+                            count(TransportEvent::Published);
+                            if let Some(w) = wakes.get(&m.queue) {
+                                w.notify_one();
+                            }
                         }
                         done.push((*seq, m.id.clone()));
                     }
                     Err(PortError::Refused(e)) => {
+                        count(TransportEvent::Refused);
                         tracing::error!(id = %m.id, queue = %m.queue, code = e.code(), error = %e,
                             "transport refused the message; it is not published");
                         done.push((*seq, m.id.clone()));
                     }
                     Err(e) => {
+                        count(TransportEvent::PublishError);
                         away = Some((t.backend(), e));
                         break;
                     }

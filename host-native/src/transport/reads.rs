@@ -2,7 +2,10 @@
 //! broker (status and round trip per transport; one that does not answer
 //! makes the whole status `unavailable`, HTTP 503) and `/metrics` reads
 //! each transport queue's depth into `chime_queue_depth{transport}`
-//! before rendering. Everything else is the driver's.
+//! before rendering, and the outbox's backlog into
+//! `chime_transport_outbox_pending` (the transports' counters are counted
+//! where they happen, `crate::driver::TransportCounters`). Everything
+//! else is the driver's.
 
 use super::Transport;
 use crate::backend::PortFuture;
@@ -22,12 +25,23 @@ use tokio::sync::broadcast;
 pub struct WithTransports {
     handle: Handle,
     transports: Vec<Arc<dyn Transport>>,
+    outbox: Option<super::outbox::Outbox>,
 }
 
 impl WithTransports {
     /// `handle`'s reads, with `transports` in health and metrics.
     pub fn new(handle: Handle, transports: Vec<Arc<dyn Transport>>) -> WithTransports {
-        WithTransports { handle, transports }
+        WithTransports {
+            handle,
+            transports,
+            outbox: None,
+        }
+    }
+
+    /// With `outbox`'s backlog in `/metrics`.
+    pub fn with_outbox(mut self, outbox: super::outbox::Outbox) -> WithTransports {
+        self.outbox = Some(outbox);
+        self
     }
 
     /// Pings every transport, each within `wait`.
@@ -85,6 +99,13 @@ impl ReadBackend for WithTransports {
                                 .set_transport_depth(t.backend(), &q, state, n);
                         }
                     }
+                }
+            }
+            if let Some(o) = &self.outbox {
+                // One count of a redb read transaction: cheap.
+                match o.pending_len() {
+                    Ok(n) => self.handle.metrics().set_outbox_pending(n),
+                    Err(e) => tracing::warn!(error = %e, "transport outbox unreadable"),
                 }
             }
             ReadBackend::metrics(&self.handle).await

@@ -430,6 +430,7 @@ impl NatsQueues {
                     retry_at.map_or(delay_ms, |t| (t.as_millis() - now.as_millis()).max(0));
                 let delay = Duration::from_millis(delay_ms as u64);
                 self.ack(&reply, AckKind::Nak(Some(delay))).await?;
+                self.count(crate::driver::TransportEvent::Retried, &q.config.name);
                 let run_at = now.saturating_add_ms(delay_ms);
                 if let Some(r) = self.book().get_mut(job) {
                     r.info.state = JobState::Scheduled;
@@ -481,6 +482,14 @@ impl NatsQueues {
     /// `job` ended here in `state`: recorded, retention applied, its fire
     /// settled.
     pub(super) async fn ended(&self, q: &Queue, job: JobId, state: JobState, error: Option<&str>) {
+        use crate::driver::TransportEvent as E;
+        // Counted here, where every end passes once the broker took it.
+        match state {
+            JobState::Completed => self.count(E::Acked, &q.config.name),
+            JobState::Dead => self.count(E::DeadLettered, &q.config.name),
+            JobState::Dropped => self.count(E::Dropped, &q.config.name),
+            _ => {}
+        }
         let now = self.now();
         let settle = {
             let mut book = self.book();

@@ -81,7 +81,9 @@ impl NatsQueues {
         let body = String::from_utf8_lossy(&m.payload).into_owned();
         self.publish_raw(&q.names.dead_subject, &id, &headers, body)
             .await?;
-        self.ack(reply, AckKind::Ack).await
+        self.ack(reply, AckKind::Ack).await?;
+        self.count(crate::driver::TransportEvent::DeadLettered, &q.config.name);
+        Ok(())
     }
 
     /// Every letter of `q`'s dead-letter stream, oldest first.

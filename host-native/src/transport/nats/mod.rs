@@ -168,6 +168,9 @@ pub struct NatsQueues {
     engine: EngineConfig,
     clock: Arc<dyn Clock>,
     settlements: Arc<dyn Settlements>,
+    /// Where settlements are counted (acked, retried, dead-lettered,
+    /// dropped): the daemon's `/metrics`.
+    counters: crate::driver::TransportCounters,
     namespace: Option<String>,
     queues: RwLock<HashMap<String, Arc<Queue>>>,
     declaring: tokio::sync::Mutex<()>,
@@ -219,6 +222,7 @@ impl NatsQueues {
             engine,
             clock: Arc::new(SystemClock),
             settlements: Arc::new(NoSettlements),
+            counters: Default::default(),
             namespace: None,
             queues: RwLock::new(HashMap::new()),
             declaring: tokio::sync::Mutex::new(()),
@@ -231,6 +235,17 @@ impl NatsQueues {
     pub fn with_settlements(mut self, settlements: Arc<dyn Settlements>) -> NatsQueues {
         self.settlements = settlements;
         self
+    }
+
+    /// Counts settlements into `counters`.
+    pub fn with_counters(mut self, counters: crate::driver::TransportCounters) -> NatsQueues {
+        self.counters = counters;
+        self
+    }
+
+    /// Counts one settlement of `queue`.
+    fn count(&self, event: crate::driver::TransportEvent, queue: &str) {
+        self.counters.count(event, NAME, queue);
     }
 
     /// Puts every stream, subject and consumer name in a namespace of its

@@ -88,6 +88,9 @@ pub struct RedisTransport {
     queues: Mutex<HashMap<String, Known>>,
     scripts: Scripts,
     settlements: Arc<dyn Settlements>,
+    /// Where settlements are counted (acked, retried, dead-lettered,
+    /// dropped): the daemon's `/metrics`.
+    counters: crate::driver::TransportCounters,
     /// The queues of the config (for [`Transport::queues`](super::Transport::queues)).
     configured: Vec<String>,
 }
@@ -173,8 +176,20 @@ impl RedisTransport {
             queues: Mutex::new(HashMap::new()),
             scripts: Scripts::new(),
             settlements,
+            counters: Default::default(),
             configured: queues,
         })
+    }
+
+    /// The transport, counting its settlements into `counters`.
+    pub fn with_counters(mut self, counters: crate::driver::TransportCounters) -> RedisTransport {
+        self.counters = counters;
+        self
+    }
+
+    /// Counts one settlement of `queue`.
+    fn count(&self, event: crate::driver::TransportEvent, queue: &str) {
+        self.counters.count(event, NAME, queue);
     }
 
     /// The connection (made on first use; it reconnects by itself after).
@@ -458,8 +473,11 @@ impl RedisTransport {
             return Err(refused(&r, JobId(job), "fail"));
         }
         let now: i64 = num(now)?;
+        use crate::driver::TransportEvent as E;
+        let queue = &k.config.name;
         Ok(match action {
             "retry" => {
+                self.count(E::Retried, queue);
                 let run: i64 = num(run)?;
                 Failed::Retry {
                     run_at: ts(run)?,
@@ -467,10 +485,12 @@ impl RedisTransport {
                 }
             }
             "dead" => {
+                self.count(E::DeadLettered, queue);
                 self.settle_fire(fire, FireOutcome::Failed).await;
                 Failed::Dead
             }
             _ => {
+                self.count(E::Dropped, queue);
                 self.settle_fire(fire, FireOutcome::Failed).await;
                 Failed::Dropped
             }

@@ -164,6 +164,7 @@ impl RedisTransport {
             .await?;
         match r.as_slice() {
             [ok, _, _, fire] if ok == "ok" => {
+                self.count(crate::driver::TransportEvent::Acked, &k.config.name);
                 self.settle_fire(fire, FireOutcome::Succeeded).await;
                 Ok(())
             }
