@@ -464,6 +464,17 @@ async fn reload(
     if kinds(&plan) != kinds(&current) {
         tracing::warn!("worker commands changed; restart chime to apply them");
     }
+    // Transports are built once, at start: a change is named and kept
+    // for the restart, and the engine keeps the running queues' configs so
+    // it does not apply half of it.
+    let changed = super::transports::changes(&current, &plan);
+    if !changed.is_empty() {
+        tracing::warn!(
+            changed = %changed.join("; "),
+            "transport changes take effect at restart; keeping the running transports"
+        );
+        super::transports::keep_running(&current, &mut plan);
+    }
     if plan.reboot != current.reboot {
         tracing::info!("@reboot lines changed; they run at the next start");
     }

@@ -222,3 +222,134 @@ impl Transports {
         }
     }
 }
+
+/// What a reload from `current` to `new` would change in the running
+/// transports, one line each (never a URL: it may hold a password).
+/// Transports are built once at start (connections, the publisher, the
+/// queues declared in their brokers, the pools claiming there), so these
+/// take effect at restart; [`keep_running`] keeps the reload from
+/// applying them halfway (the engine's half).
+pub fn changes(current: &Plan, new: &Plan) -> Vec<String> {
+    let (was, now) = (&current.transports, &new.transports);
+    let mut out = Vec::new();
+    let names: std::collections::BTreeSet<&String> =
+        was.queues.keys().chain(now.queues.keys()).collect();
+    let name =
+        |k: Option<&crate::transport::config::TransportKind>| k.map_or("local", |k| k.name());
+    for q in names {
+        let (a, b) = (was.queues.get(q), now.queues.get(q));
+        let existed = current.queues.iter().any(|c| &c.name == q);
+        if a != b {
+            out.push(if existed || a.is_some() {
+                format!("queue {q}: transport {} -> {}", name(a), name(b))
+            } else {
+                format!("queue {q}: new with transport {}", name(b))
+            });
+        } else {
+            let config = |p: &Plan| p.queues.iter().find(|c| &c.name == q).cloned();
+            if config(current) != config(new) {
+                out.push(format!("queue {q}: settings in its broker ({})", name(a)));
+            }
+        }
+    }
+    let (s, t) = (&was.section, &now.section);
+    if s.redis != t.redis {
+        out.push("[transport.redis]".into());
+    }
+    if s.nats != t.nats {
+        out.push("[transport.nats]".into());
+    }
+    if s.remember_ms != t.remember_ms {
+        out.push("[transport] rememberMs".into());
+    }
+    out
+}
+
+/// `new` with the running transports kept (for a reload whose
+/// [`changes`] are not empty): the `[transport]` table and queue map of
+/// `current`, and `current`'s config of every queue a transport carries
+/// or would carry (so a queue does not turn local in the engine while
+/// its pool still claims from the broker, or external while no
+/// publisher carries its fires). A queue new with a transport is left
+/// as the file says: external, and its fires are not published until
+/// the restart (the log line says so).
+pub fn keep_running(current: &Plan, new: &mut Plan) {
+    let touched: std::collections::BTreeSet<String> = current
+        .transports
+        .queues
+        .keys()
+        .chain(new.transports.queues.keys())
+        .cloned()
+        .collect();
+    for q in &mut new.queues {
+        if !touched.contains(&q.name) {
+            continue;
+        }
+        if let Some(running) = current.queues.iter().find(|c| c.name == q.name) {
+            *q = running.clone();
+        }
+    }
+    new.transports = current.transports.clone();
+}
+
+#[cfg(test)]
+mod reload_tests {
+    use super::*;
+    use crate::daemon::plan::Format;
+
+    fn plan(toml: &str) -> Plan {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chime.toml");
+        std::fs::write(&path, toml).unwrap();
+        Plan::load(&path, Format::Toml).unwrap()
+    }
+
+    const REDIS: &str = "[[queue]]\nname = \"a\"\ntransport = \"redis\"\n\
+        [[queue]]\nname = \"b\"\n\
+        [transport.redis]\nurl = \"redis://:secret@127.0.0.1:1\"\n";
+
+    #[test]
+    fn a_reload_names_what_it_cannot_change_and_keeps_it() {
+        let current = plan(REDIS);
+        assert!(changes(&current, &plan(REDIS)).is_empty());
+        let moved = REDIS
+            .replace("name = \"a\"\ntransport = \"redis\"", "name = \"a\"")
+            .replace("name = \"b\"", "name = \"b\"\ntransport = \"redis\"")
+            .replace(":1\"", ":2\"");
+        let mut new = plan(&moved);
+        let c = changes(&current, &new);
+        assert_eq!(
+            c,
+            [
+                "queue a: transport redis -> local",
+                "queue b: transport local -> redis",
+                "[transport.redis]"
+            ],
+            "{c:?}"
+        );
+        assert!(!c.join(" ").contains("secret"), "never the URL: {c:?}");
+        keep_running(&current, &mut new);
+        assert!(changes(&current, &new).is_empty(), "what runs is kept");
+        let mode = |p: &Plan, q: &str| p.queues.iter().find(|c| c.name == q).unwrap().mode;
+        assert_eq!(mode(&new, "a"), chime_core::QueueMode::External);
+        assert_eq!(mode(&new, "b"), chime_core::QueueMode::Local);
+    }
+
+    #[test]
+    fn a_transport_queue_s_settings_are_a_change() {
+        let current = plan(REDIS);
+        let new = plan(&REDIS.replace(
+            "transport = \"redis\"",
+            "transport = \"redis\"\nmaxAttempts = 9",
+        ));
+        assert_eq!(
+            changes(&current, &new),
+            ["queue a: settings in its broker (redis)"]
+        );
+        let local = plan(&REDIS.replace("name = \"b\"", "name = \"b\"\nmaxAttempts = 9"));
+        assert!(
+            changes(&current, &local).is_empty(),
+            "a local queue reloads"
+        );
+    }
+}

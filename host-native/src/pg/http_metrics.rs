@@ -1,5 +1,6 @@
-//! `/metrics` on a replica: Prometheus text — queue depth by state and
-//! jobs by outcome (rows of `chime_jobs`), fires and skips
+//! `/metrics` on a replica: Prometheus text — queue depth by state
+//! (`chime_queue_depth{transport="postgres"}`, the embedded daemon's
+//! gauge and states), job rows by state (`chime_jobs`), fires and skips
 //! (`chime_fires`, `chime_skips`), the leader's epoch, this replica's
 //! terms, lease renewal latency, database errors, the inbox.
 
@@ -36,6 +37,8 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
                      SELECT 'skips', schedule, reason, sum(count)::bigint FROM {q}.chime_skips
                      WHERE engine = $1 GROUP BY 2, 3
                      UNION ALL
+                     SELECT 'queues', name, '', 0 FROM {q}.chime_queues
+                     UNION ALL
                      SELECT 'inbox', '', '', count(*) FROM {q}.chime_inbox
                      WHERE engine = $1 AND applied_at IS NULL
                      ORDER BY 1, 2, 3"
@@ -48,12 +51,16 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
     let leader = app.leader_row().await;
     let (mut jobs, mut fires, mut skips, mut inbox) =
         (Counts::new(), Counts::new(), Counts::new(), 0);
+    let mut queues = std::collections::BTreeSet::new();
     for r in read? {
         let (set, a, b, n): (&str, String, String, i64) = (r.get(0), r.get(1), r.get(2), r.get(3));
         match set {
             "jobs" => jobs.push((a, b, n)),
             "fires" => fires.push((a, b, n)),
             "skips" => skips.push((a, b, n)),
+            "queues" => {
+                queues.insert(a);
+            }
             _ => inbox = n,
         }
     }
@@ -152,6 +159,13 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
         &one(me.inbox_applied.to_string()),
     );
     metric(
+        "chime_queue_depth",
+        "gauge",
+        "Jobs per queue, state (scheduled, available, claimed, dead) and where the queue \
+         lives (transport: postgres, the job tables), read at scrape time.",
+        &depth(&jobs, &queues),
+    );
+    metric(
         "chime_jobs",
         "gauge",
         "Job rows by queue and state: depth (available, scheduled, claimed) and outcomes \
@@ -171,4 +185,73 @@ pub(super) async fn render(app: &PgReads) -> Result<String, String> {
         &by(&skips, "schedule", "reason"),
     );
     Ok(t)
+}
+
+/// The depth states, in the embedded gauge's order.
+const DEPTH_STATES: [&str; 4] = ["scheduled", "available", "claimed", "dead"];
+
+/// `chime_queue_depth`'s lines from the job rows by (queue, state): the
+/// four states of every declared queue (0 when it has no such rows) and
+/// of any queue with rows (an implicit one), in the embedded daemon's
+/// label order.
+fn depth(
+    jobs: &[(String, String, i64)],
+    declared: &std::collections::BTreeSet<String>,
+) -> Vec<(String, String)> {
+    let mut queues = declared.clone();
+    queues.extend(jobs.iter().map(|(q, _, _)| q.clone()));
+    let mut out = Vec::new();
+    for q in &queues {
+        for state in DEPTH_STATES {
+            let n: i64 = jobs
+                .iter()
+                .filter(|(jq, js, _)| jq == q && js == state)
+                .map(|(_, _, n)| n)
+                .sum();
+            out.push((
+                format!(
+                    "{{queue=\"{}\",state=\"{state}\",transport=\"postgres\"}}",
+                    label(q)
+                ),
+                n.to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_has_every_state_of_every_queue() {
+        let jobs = vec![
+            ("a".to_owned(), "available".to_owned(), 2),
+            ("a".to_owned(), "completed".to_owned(), 5),
+            ("b".to_owned(), "dead".to_owned(), 1),
+        ];
+        let declared = ["a".to_owned(), "c".to_owned()].into_iter().collect();
+        let lines = depth(&jobs, &declared);
+        assert_eq!(
+            lines.len(),
+            12,
+            "a, b (implicit, has rows) and c: four states each"
+        );
+        let get = |q: &str, s: &str| {
+            let want = format!("{{queue=\"{q}\",state=\"{s}\",transport=\"postgres\"}}");
+            lines
+                .iter()
+                .find(|(l, _)| *l == want)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("a", "available").as_deref(), Some("2"));
+        assert_eq!(get("a", "scheduled").as_deref(), Some("0"));
+        assert_eq!(get("b", "dead").as_deref(), Some("1"));
+        assert_eq!(get("c", "claimed").as_deref(), Some("0"));
+        assert!(
+            get("a", "completed").is_none(),
+            "retained outcomes are not depth"
+        );
+    }
 }

@@ -33,7 +33,7 @@ impl TransportKind {
 }
 
 /// The `[transport]` table.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransportSection {
     /// `[transport.redis]`.
@@ -46,7 +46,7 @@ pub struct TransportSection {
 }
 
 /// `[transport.redis]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RedisOptions {
     /// `redis://[user:password@]host:port[/db]` (default
@@ -78,7 +78,7 @@ fn day_ms() -> u64 {
 }
 
 /// One queue's Redis names (each defaults from the queue's name `q`).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RedisQueueOptions {
     /// The work stream (`scheduler:<q>`).
@@ -135,7 +135,7 @@ impl Default for RedisOptions {
 }
 
 /// `[transport.nats]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NatsOptions {
     /// `nats://host:port` (default `nats://127.0.0.1:4222`).
@@ -160,7 +160,7 @@ impl Default for NatsOptions {
 }
 
 /// One queue's JetStream names (each defaults from the queue's name).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NatsQueueOptions {
     /// `SCHEDULER_<Q>` (upper case, `.`/`:`/`/`/`-` as `_`).

@@ -4,7 +4,9 @@
 //! leader's `/healthz` with its engine's turns and commits), and
 //! the read endpoints answer on the follower; after the leader is killed
 //! (SIGKILL) the other reports itself leader of the next epoch. Prints
-//! how long that took.
+//! how long that took. `chime_queue_depth{transport="postgres"}` has the
+//! embedded gauge's four states, equal to the `chime_jobs` rows of the
+//! same scrape (one statement, one snapshot).
 
 use crate::pg_support;
 
@@ -81,7 +83,7 @@ fn health(port: u16) -> Option<Value> {
     (status == 200).then(|| serde_json::from_str(&body).unwrap())
 }
 
-/// A metric's value in a Prometheus text (no labels).
+/// A series' value in a Prometheus text (`name` or `name{labels}`).
 fn metric(text: &str, name: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
@@ -165,6 +167,31 @@ async fn both_replicas_serve_health_and_metrics_and_the_survivor_takes_over() {
             "{m}"
         );
         assert!(metric(m, "chime_database_errors_total").is_some(), "{m}");
+        // Depth: the job rows of this scrape, as the embedded gauge names
+        // them. Nothing claims `ticks` (no worker), so its fires wait.
+        let depth = |state: &str| {
+            metric(
+                m,
+                &format!(
+                    r#"chime_queue_depth{{queue="ticks",state="{state}",transport="postgres"}}"#
+                ),
+            )
+        };
+        let rows = |state: &str| {
+            metric(
+                m,
+                &format!(r#"chime_jobs{{queue="ticks",state="{state}"}}"#),
+            )
+            .unwrap_or(0.0)
+        };
+        assert!(m.contains("# TYPE chime_queue_depth gauge"), "{m}");
+        let available = depth("available").expect("available depth");
+        assert!(available >= 1.0, "{m}");
+        assert_eq!(available, rows("available"), "one snapshot: {m}");
+        assert_eq!(depth("scheduled"), Some(rows("scheduled")), "{m}");
+        assert_eq!(depth("claimed"), Some(0.0), "{m}");
+        assert_eq!(depth("dead"), Some(0.0), "{m}");
+        assert!(!m.contains(r#"transport="local""#), "{m}");
     }
     assert!(metric(&metrics[leader], "chime_lease_renew_seconds_count").is_some());
     // /healthz: the leader's engine driver turns and commits (it has
