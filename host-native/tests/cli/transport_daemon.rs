@@ -4,7 +4,11 @@
 //! command pool; `/healthz` shows the transport and turns 503 within 5 s of
 //! the broker being killed (`kill -9`), 200 again after its restart on the
 //! same store, and work goes on; `/metrics` has
-//! `chime_queue_depth{…,transport=NAME}`.
+//! `chime_queue_depth{…,transport=NAME}` and no engine (`local`) series
+//! for a queue in a broker, and the transport counters move exactly: three
+//! manual fires of a queue whose jobs succeed are three published, three
+//! acked; three of a queue whose jobs always fail (two attempts) are three
+//! published, three retried, three dead-lettered, three dead in depth.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -160,6 +164,94 @@ pub fn stop_gracefully(daemon: &mut Child) -> std::process::ExitStatus {
     daemon.wait().unwrap()
 }
 
+/// A series' value (`name{labels}`) in a Prometheus text; 0 when absent.
+fn value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Three manual fires of `good` and of `bad`: the counters of
+/// `transport` move by exactly what the jobs did.
+async fn counters_move_exactly(client: &reqwest::Client, address: &str, transport: &str) {
+    for schedule in ["good", "bad"] {
+        for _ in 0..3 {
+            let r = client
+                .post(format!("http://{address}/v1/schedules/{schedule}/trigger"))
+                .header("content-type", "application/json")
+                .body(r#"{"overlap": "allow"}"#)
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                r.status().is_success(),
+                "trigger {schedule}: {}",
+                r.status()
+            );
+        }
+    }
+    let series = |name: &str, queue: &str| {
+        format!(r#"chime_transport_{name}_total{{transport="{transport}",queue="{queue}"}}"#)
+    };
+    let metrics_url = format!("http://{address}/metrics");
+    // Polled by hand (not `eventually`): the last scrape is asserted on.
+    let (acked, dead) = (series("acked", "good"), series("dead_lettered", "bad"));
+    let end = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let (_, m) = get(client, &metrics_url).await;
+        if value(&m, &acked) == 3.0
+            && value(&m, &dead) == 3.0
+            && value(&m, "chime_transport_outbox_pending") == 0.0
+        {
+            break m;
+        }
+        assert!(
+            Instant::now() < end,
+            "three acked, three dead-lettered within 30 s: {m}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let m = &text;
+    for (name, queue, want) in [
+        ("published", "good", 3.0),
+        ("acked", "good", 3.0),
+        ("retried", "good", 0.0),
+        ("dead_lettered", "good", 0.0),
+        ("published", "bad", 3.0),
+        ("retried", "bad", 3.0),
+        ("dead_lettered", "bad", 3.0),
+        ("acked", "bad", 0.0),
+        ("dropped", "bad", 0.0),
+        ("duplicates", "good", 0.0),
+        ("duplicates", "bad", 0.0),
+        ("publish_refused", "bad", 0.0),
+    ] {
+        assert_eq!(value(m, &series(name, queue)), want, "{name} {queue}: {m}");
+    }
+    assert!(
+        m.contains("# TYPE chime_transport_published counter"),
+        "{m}"
+    );
+    assert!(m.contains("# HELP chime_transport_dead_lettered "), "{m}");
+    assert!(
+        value(
+            m,
+            &format!(r#"chime_transport_publish_seconds_count{{transport="{transport}"}}"#)
+        ) >= 6.0,
+        "{m}"
+    );
+    assert_eq!(
+        value(
+            m,
+            &format!(r#"chime_queue_depth{{queue="bad",state="dead",transport="{transport}"}}"#)
+        ),
+        3.0,
+        "{m}"
+    );
+    // Every queue lives in the broker: the engine shows no depth of its own.
+    assert!(!m.contains(r#"transport="local""#), "{m}");
+}
+
 /// The whole scenario on `broker`.
 pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: Broker) {
     let dir = tempfile::tempdir().unwrap();
@@ -186,6 +278,38 @@ target = {{ queue = "planner", payload = {{ runId = "r" }} }}
 [[worker]]
 queue = "planner"
 command = ["sh", "-c", "echo \"$CHIME_PAYLOAD\" >> {out}"]
+
+# Fired by hand only (the counts are exact): one queue whose jobs
+# succeed, one whose jobs always fail.
+[[queue]]
+name = "good"
+transport = "{name}"
+leaseMs = 10000
+
+[[queue]]
+name = "bad"
+transport = "{name}"
+maxAttempts = 2
+leaseMs = 10000
+backoff = {{ baseMs = 50, capMs = 100 }}
+
+[[schedule]]
+name = "good"
+spec = "@yearly"
+target = {{ queue = "good" }}
+
+[[schedule]]
+name = "bad"
+spec = "@yearly"
+target = {{ queue = "bad" }}
+
+[[worker]]
+queue = "good"
+command = ["true"]
+
+[[worker]]
+queue = "bad"
+command = ["sh", "-c", "exit 3"]
 
 [transport.{name}]
 url = "{name}://127.0.0.1:{port}"
@@ -266,6 +390,8 @@ url = "{name}://127.0.0.1:{port}"
         )),
         "{metrics}"
     );
+
+    counters_move_exactly(&client, &address, broker.name()).await;
 
     // The broker dies: 503 within 5 s, naming it.
     server.kill().unwrap();
