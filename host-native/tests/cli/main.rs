@@ -36,6 +36,7 @@ mod transport_nats;
 mod transport_nats_kill;
 mod transport_redis;
 mod transport_redis_kill;
+mod transport_reload;
 mod tzdb_diff;
 mod validate;
 mod validate_warnings;
