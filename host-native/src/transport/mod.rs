@@ -27,6 +27,11 @@
 //!     processes can work one queue).
 //!   - [`Transport::ping`] (the health check's round trip) and
 //!     [`Transport::depth`] (`chime_queue_depth{transport,queue,state}`).
+//!   - **Counting** (`crate::driver::TransportCounters`): the outbox
+//!     publisher counts publishes, duplicates, refusals and failed tries;
+//!     each adapter counts at the one place an attempt settles in its
+//!     broker (acked, retried, dead-lettered, dropped), after the broker
+//!     took it, so a count is something the broker did.
 //! - **Rules are core's, not the adapter's.** `fail` applies
 //!   [`chime_core::after_failure`] with the queue's [`QueueConfig`](chime_core::QueueConfig) (so the
 //!   retry delays are the engine's, to the millisecond) and the job's
