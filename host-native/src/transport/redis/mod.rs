@@ -43,6 +43,11 @@ pub const NAME: &str = "redis";
 /// The consumer name chime's claims use in every group.
 pub const CONSUMER: &str = "chime";
 
+/// How many pending entries of other consumers one maintenance pass
+/// looks at per queue (`XAUTOCLAIM … COUNT`): the pass stays short; the
+/// scan's cursor carries on at the next pass (every second).
+pub const AUTOCLAIM_COUNT: u32 = 100;
+
 /// The scripts, loaded once per process (redis-rs re-loads them after a
 /// server restart: `NOSCRIPT`).
 struct Scripts {
@@ -556,9 +561,17 @@ impl RedisTransport {
             .key(format!("{s}:delayed"))
             .key(format!("{s}:claimed"))
             .key(format!("{s}:done"))
+            .key(format!("{s}:autoclaim"))
             .arg(self.job_prefix())
             .arg(k.config.retention.completed_max)
             .arg(k.config.retention.completed_ms)
+            .arg(&k.names.group)
+            .arg(CONSUMER)
+            .arg(k.config.lease_ms)
+            .arg(AUTOCLAIM_COUNT)
+            .arg(self.seq("token"))
+            .arg(self.seq("job"))
+            .arg(&k.config.name)
             .invoke_async(&mut c)
             .await
             .map_err(unavailable)?;
