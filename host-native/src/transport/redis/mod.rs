@@ -43,6 +43,11 @@ pub const NAME: &str = "redis";
 /// The consumer name chime's claims use in every group.
 pub const CONSUMER: &str = "chime";
 
+/// How many pending entries of other consumers one maintenance pass
+/// looks at per queue (`XAUTOCLAIM … COUNT`): the pass stays short; the
+/// scan's cursor carries on at the next pass (every second).
+pub const AUTOCLAIM_COUNT: u32 = 100;
+
 /// The scripts, loaded once per process (redis-rs re-loads them after a
 /// server restart: `NOSCRIPT`).
 struct Scripts {
@@ -568,27 +573,60 @@ impl RedisTransport {
     /// core's rule; promotes due retries, applies retention.
     async fn expire(&self, k: &Known) -> Result<(), PortError> {
         let mut c = self.conn().await?;
+        let r = match self.expired_script(k, &mut c).await {
+            // The stream or group went missing (a Redis without its data):
+            // made again, once (XAUTOCLAIM needs the group).
+            Err(e) if e.code() == Some("NOGROUP") || e.to_string().contains("NOGROUP") => {
+                self.ensure_group(&k.names).await?;
+                self.expired_script(k, &mut c).await.map_err(unavailable)?
+            }
+            other => other.map_err(unavailable)?,
+        };
+        self.fail_expired(k, &mut c, r).await
+    }
+
+    /// Runs the `expired` script for `k` (see [`scripts::EXPIRED`]).
+    async fn expired_script(
+        &self,
+        k: &Known,
+        c: &mut ConnectionManager,
+    ) -> redis::RedisResult<Vec<String>> {
         let s = &k.names.stream;
-        let r: Vec<String> = self
-            .scripts
+        self.scripts
             .expired
             .key(s)
             .key(format!("{s}:delayed"))
             .key(format!("{s}:claimed"))
             .key(format!("{s}:done"))
+            .key(format!("{s}:autoclaim"))
             .arg(self.job_prefix())
             .arg(k.config.retention.completed_max)
             .arg(k.config.retention.completed_ms)
-            .invoke_async(&mut c)
+            .arg(&k.names.group)
+            .arg(CONSUMER)
+            .arg(k.config.lease_ms)
+            .arg(AUTOCLAIM_COUNT)
+            .arg(self.seq("token"))
+            .arg(self.seq("job"))
+            .arg(&k.config.name)
+            .invoke_async(c)
             .await
-            .map_err(unavailable)?;
+    }
+
+    /// Fails each expired claim the `expired` script listed (`r`).
+    async fn fail_expired(
+        &self,
+        k: &Known,
+        c: &mut ConnectionManager,
+        r: Vec<String>,
+    ) -> Result<(), PortError> {
         for e in r.chunks(4) {
             let [id, tok, att, max] = e else { continue };
             let (id, tok, att): (u64, u64, u32) = (num(id)?, num(tok)?, num(att)?);
             let body: Option<String> = redis::cmd("HGET")
                 .arg(self.job_key(id))
                 .arg("body")
-                .query_async(&mut c)
+                .query_async(c)
                 .await
                 .map_err(unavailable)?;
             match self

@@ -337,15 +337,65 @@ end
 return {tostring(#ids)}
 "#;
 
-/// `maintain`, per queue: due retries promoted, retention applied, and
-/// the claims whose lease ended listed (at most 256) for Rust to fail
-/// with core's rule. KEYS stream, delayed, claimed, done. ARGV: job
-/// prefix, retention max, retention ms. Reply: per expired claim id,
-/// token, attempt, override of max attempts.
+/// `maintain`, per queue: due retries promoted, retention applied,
+/// entries another consumer of the group has held longer than the lease
+/// taken back (`XAUTOCLAIM`, at most ARGV[7] per pass, the scan's cursor
+/// kept in `S:autoclaim`), and the claims whose lease ended listed (at
+/// most 256) for Rust to fail with core's rule. An entry taken back from
+/// another consumer becomes a claim of chime's whose lease ended now: a
+/// started attempt (`att` + 1) that failed, the same path as chime's own
+/// expired leases. KEYS stream, delayed, claimed, done, autoclaim cursor.
+/// ARGV: job prefix, retention max, retention ms, group, chime's consumer
+/// name, lease ms, count, token counter, job counter, queue. Reply: per
+/// expired claim id, token, attempt, override of max attempts.
 pub const EXPIRED: &str = r#"
 local now = now_ms()
 promote(KEYS[1], KEYS[2], ARGV[1], now)
 prune(KEYS[4], ARGV[1], now, tonumber(ARGV[2]), tonumber(ARGV[3]))
+local cursor = redis.call('GET', KEYS[5]) or '0-0'
+local ac = redis.call('XAUTOCLAIM', KEYS[1], ARGV[4], ARGV[5], ARGV[6], cursor,
+  'COUNT', ARGV[7])
+redis.call('SET', KEYS[5], ac[1])
+for _, e in ipairs(ac[2]) do
+  local ent, f = e[1], e[2]
+  local fields = {}
+  for i = 1, #f, 2 do fields[f[i]] = f[i + 1] end
+  local id = tonumber(fields['job'] or '')
+  local jk = nil
+  if id == nil then
+    if fields['body'] then
+      -- Published by another program and read by another consumer:
+      -- adopted as claim's adoption does.
+      id = redis.call('INCR', ARGV[9])
+      jk = ARGV[1] .. id
+      redis.call('HSET', jk, 'q', ARGV[10], 'body', fields['body'], 'hdrs', '', 'key', '',
+        'idk', '', 'att', 0, 'max', '', 'run', now, 'st', 'available', 'ent', ent,
+        'fire', fields['runId'] or '', 'enq', now)
+    else
+      redis.call('XACK', KEYS[1], ARGV[4], ent)
+      redis.call('XDEL', KEYS[1], ent)
+    end
+  else
+    jk = ARGV[1] .. id
+  end
+  if jk then
+    local h = redis.call('HMGET', jk, 'st', 'ent')
+    if h[2] ~= ent then
+      -- A stale entry (the job was cancelled, or moved on).
+      redis.call('XACK', KEYS[1], ARGV[4], ent)
+      redis.call('XDEL', KEYS[1], ent)
+    elseif h[1] == 'available' then
+      -- Delivered to another consumer, which never acknowledged it.
+      local tok = redis.call('INCR', ARGV[8])
+      redis.call('HINCRBY', jk, 'att', 1)
+      redis.call('HSET', jk, 'st', 'claimed', 'tok', tok, 'dl', now, 'wk',
+        'another-consumer', 'started', now)
+      redis.call('ZADD', KEYS[3], now, pad(id))
+    end
+    -- 'claimed' with this entry: chime's own claim (its lease is the
+    -- deadline in S:claimed, not the entry's idle time).
+  end
+end
 local out = {}
 local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 256)
 for _, m in ipairs(due) do
