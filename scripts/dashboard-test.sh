@@ -4,10 +4,10 @@
 # axe-core, both pinned in host-native/dashboard-test/package-lock.json,
 # against real `chime run` daemons (the debug binary, built here).
 # dashboard.test.js: every page, its actions, the DST timeline, read-only
-# tokens, the assets' size. scale.test.js: first loads with 10,000
-# schedules and 1,000,000 jobs (about 80 s with the debug binary, most of
-# it the daemon declaring 10,000 schedules); CHIME_BIN=target/release/chime
-# is the BENCHMARKS.md run.
+# tokens, the assets' size. scale.test.js: every list one page, and the
+# schedule list's pages and filter, with 10,000 schedules and 1,000,000
+# jobs (a few minutes with the debug binary, most of it the daemon
+# declaring 10,000 schedules). Load times are scripts/bench-dashboard.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -99,7 +99,7 @@ step "npm package: node tests (virtual clock, real timers, SIGKILL crash test, b
 step "npm package as a user gets it: npm pack, a scratch app, tsc --strict, the examples in Node, esbuild and Vite in chromium"
 CHIME_REQUIRE_BROWSER=1 scripts/npm-consumer-test.sh
 
-step "dashboard: every page in chromium against a real daemon, axe-core, first load at scale"
+step "dashboard: every page in chromium against a real daemon, axe-core, every list one page at scale"
 scripts/dashboard-test.sh
 
 step "doc tests and docs build without warnings"
