@@ -80,6 +80,14 @@ pub fn run(
                 };
                 let mut ports = Ports::embedded(running.handle());
                 if let Some(t) = &transports {
+                    // Job verbs on a transport queue go to its broker.
+                    ports.queues = Arc::new(
+                        crate::transport::routed::RoutedQueues::new(
+                            Arc::new(running.handle().clone()),
+                            t.by_queue.clone(),
+                        )
+                        .with_declared(t.declared.clone()),
+                    );
                     // `/healthz` pings each broker; `/metrics` has their depth.
                     ports.reads = Arc::new(
                         crate::transport::reads::WithTransports::new(

@@ -65,6 +65,10 @@ pub struct Transports {
     pub all: Vec<Arc<dyn Transport>>,
     /// The outbox their fires wait in (its backlog is a metric).
     pub outbox: Outbox,
+    /// The transport of each transport queue.
+    pub by_queue: HashMap<String, Arc<dyn Transport>>,
+    /// Per transport queue: `true` once it is declared in its broker.
+    pub declared: HashMap<String, watch::Receiver<bool>>,
     stop: Arc<Notify>,
     pool_stop: watch::Sender<bool>,
     pools: Vec<JoinHandle<()>>,
@@ -200,6 +204,8 @@ pub fn start(
     Ok(Transports {
         all: by_kind.into_values().collect(),
         outbox,
+        by_queue,
+        declared,
         stop,
         pool_stop,
         pools: running,

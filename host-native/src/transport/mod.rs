@@ -68,11 +68,13 @@
 //!   or may not have taken effect); a refusal changes nothing.
 
 pub mod config;
+pub mod ids;
 pub mod message;
 pub mod nats;
 pub mod outbox;
 pub mod reads;
 pub mod redis;
+pub mod routed;
 pub mod source;
 
 pub use message::{DeadLetter, Message, MessageError};
@@ -131,6 +133,19 @@ pub trait Transport: QueueBackend {
 
     /// The queues this transport carries (from the config).
     fn queues(&self) -> Vec<String>;
+
+    /// Whether `job` is in this transport's ids ([`ids`]): the one
+    /// backend a job-id verb goes to.
+    fn owns(&self, job: chime_core::JobId) -> bool;
+
+    /// Up to `limit` of `queue`'s dead letters, the oldest deaths first,
+    /// and how many it keeps (`GET /v1/queues/{name}/dead`); `None` if
+    /// the broker has no such queue.
+    fn dead_letters<'a>(
+        &'a self,
+        queue: &'a str,
+        limit: usize,
+    ) -> PortFuture<'a, Option<crate::backend::views::DeadLetters>>;
 }
 
 /// Where a transport reports that a fire's job ended: the engine's

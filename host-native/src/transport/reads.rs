@@ -44,6 +44,13 @@ impl WithTransports {
         self
     }
 
+    /// The transport that carries `queue`, if one does.
+    fn transport_of(&self, queue: &str) -> Option<&Arc<dyn Transport>> {
+        self.transports
+            .iter()
+            .find(|t| t.queues().iter().any(|q| q == queue))
+    }
+
     /// Pings every transport, each within `wait`.
     pub async fn ping_all(&self, wait: Duration) -> Vec<TransportHealth> {
         let mut out = Vec::with_capacity(self.transports.len());
@@ -133,8 +140,26 @@ impl ReadBackend for WithTransports {
         ReadBackend::schedule_fires(&self.handle, name, from, n)
     }
 
+    /// The engine's list, a transport queue's counts by state read from
+    /// its broker (the engine holds none of its jobs; its `totals` stay
+    /// the engine's: the fires it sent there).
     fn queues(&self) -> PortFuture<'_, QueueList> {
-        ReadBackend::queues(&self.handle)
+        Box::pin(async move {
+            let mut list = ReadBackend::queues(&self.handle).await?;
+            for q in &mut list.queues {
+                let Some(t) = self.transport_of(&q.queue) else {
+                    continue;
+                };
+                // A broker that does not answer within 2 s shows nothing
+                // it cannot vouch for.
+                let d = tokio::time::timeout(Duration::from_secs(2), t.depth(&q.queue)).await;
+                let d = d.ok().and_then(Result::ok).unwrap_or_default();
+                (q.scheduled, q.available, q.claimed, q.dead) =
+                    (d.scheduled, d.available, d.claimed, d.dead);
+                (q.completed, q.cancelled, q.oldest_available_age_ms) = (0, 0, None);
+            }
+            Ok(list)
+        })
     }
 
     fn dead_letters<'a>(
@@ -142,7 +167,10 @@ impl ReadBackend for WithTransports {
         queue: &'a str,
         limit: usize,
     ) -> PortFuture<'a, Option<DeadLetters>> {
-        ReadBackend::dead_letters(&self.handle, queue, limit)
+        match self.transport_of(queue) {
+            Some(t) => t.dead_letters(queue, limit),
+            None => ReadBackend::dead_letters(&self.handle, queue, limit),
+        }
     }
 
     fn events(&self) -> broadcast::Receiver<Arc<StreamEvent>> {

@@ -257,7 +257,10 @@ async fn broker_killed_and_restarted_mid_run() {
             .query_async(&mut c)
             .await
             .unwrap();
-        let id: u64 = k.rsplit(':').next().unwrap().parse().unwrap();
+        // The key's number is the transport's own; the port's ids carry
+        // Redis's tag (transport::ids).
+        let n: u64 = k.rsplit(':').next().unwrap().parse().unwrap();
+        let id = chime_native::transport::ids::redis_job(n).0;
         jobs_by_fire.entry(fire).or_default().push((id, st));
     }
     let ok_fires = delivered.iter().filter(|f| f.starts_with("ok-")).count();

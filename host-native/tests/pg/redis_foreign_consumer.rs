@@ -11,6 +11,9 @@ use crate::redis_support;
 use chime_core::{EngineConfig, FireId, Headers, JobState, Payload, QueueConfig};
 use chime_native::backend::QueueBackend;
 use chime_native::transport::config::RedisOptions;
+// The stream's `job` field is the transport's own number; the port's ids
+// carry Redis's tag.
+use chime_native::transport::ids::redis_job;
 use chime_native::transport::redis::RedisTransport;
 use chime_native::transport::{Message, NoSettlements, Transport};
 use std::collections::HashMap;
@@ -106,7 +109,7 @@ async fn foreign_consumer_that_never_acks_is_reclaimed_after_the_lease() {
         read_at.elapsed() >= Duration::from_millis(400),
         "reclaimed before the lease ran out"
     );
-    assert_eq!(second.job.0, jobs["keep@1700000060000"]);
+    assert_eq!(second.job, redis_job(jobs["keep@1700000060000"]));
     assert_eq!(second.attempt, 2, "the foreign delivery was attempt 1");
     assert_eq!(second.fire.as_ref(), Some(&keep));
     t.complete(second.job, second.token).await.unwrap();
@@ -146,7 +149,11 @@ async fn foreign_consumer_that_never_acks_is_reclaimed_after_the_lease() {
     let kept = t.job(second.job).await.unwrap().unwrap();
     assert_eq!(kept.state, JobState::Completed);
     let gone = t
-        .job(chime_core::JobId(jobs["last@1700000060000"]))
+        // The stream's `job` field is the transport's own number; the
+        // port's id carries Redis's tag (transport::ids).
+        .job(chime_native::transport::ids::redis_job(
+            jobs["last@1700000060000"],
+        ))
         .await
         .unwrap()
         .unwrap();

@@ -15,7 +15,7 @@ use super::{H_DIED_AT, H_JOB, NatsQueues, Queue, unavailable};
 use crate::backend::{PortError, Redriven};
 use crate::transport::{DeadLetter, Message, message};
 use async_nats::jetstream::{self, AckKind};
-use chime_core::{Error as CoreError, JobId, JobState, Timestamp};
+use chime_core::{Error as CoreError, JobId, JobInfo, JobState, Timestamp};
 use std::sync::Arc;
 
 /// One letter of the dead-letter stream.
@@ -28,6 +28,37 @@ pub(super) struct Letter {
     pub died_at: Option<i64>,
     /// Its message, if it is one in the canonical format.
     pub message: Option<Message>,
+    /// Deliveries made (the `attempts` header).
+    pub attempts: u32,
+    /// The last failure (the `reason` header).
+    pub reason: Option<String>,
+}
+
+impl Letter {
+    /// The letter as the job getter shows a dead job.
+    pub(super) fn info(&self, q: &Queue) -> JobInfo {
+        let m = self.message.as_ref();
+        let died = self.died_at.and_then(|t| Timestamp::from_millis(t).ok());
+        JobInfo {
+            id: self.job,
+            queue: q.config.name.clone(),
+            state: JobState::Dead,
+            payload: m.map_or_else(chime_core::Payload::null, |m| m.payload.clone()),
+            headers: m.map(|m| m.headers.clone()).unwrap_or_default(),
+            priority: 0,
+            key: m.and_then(key_of),
+            fire: m.and_then(|m| m.fire.clone()),
+            attempt: self.attempts,
+            max_attempts: m
+                .and_then(|m| m.max_attempts)
+                .unwrap_or(q.config.max_attempts),
+            run_at: died.unwrap_or(Timestamp::MIN),
+            lease_deadline: None,
+            worker: None,
+            last_error: self.reason.clone(),
+            finished_at: died,
+        }
+    }
 }
 
 impl NatsQueues {
@@ -112,11 +143,16 @@ impl NatsQueues {
             let message = std::str::from_utf8(&m.payload)
                 .ok()
                 .and_then(|b| Message::parse(b).ok());
+            let header = |name: &str| m.headers.get(name).map(|v| v.as_str().to_owned());
             out.push(Letter {
                 seq: m.sequence,
                 job: job_of(q, Some(&m.headers), m.sequence),
                 died_at,
                 message,
+                attempts: header(message::H_ATTEMPTS)
+                    .and_then(|a| a.parse().ok())
+                    .unwrap_or(0),
+                reason: header(message::H_REASON),
             });
         }
         Ok(out)

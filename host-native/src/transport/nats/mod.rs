@@ -42,6 +42,8 @@ mod dead;
 mod port;
 mod setup;
 
+pub(super) use super::ids::SEQ_MASK;
+use super::ids::{SEQ_BITS, nats_tag as tag_of};
 use crate::backend::{PortError, PortFuture};
 use crate::driver::{Clock, SystemClock};
 use crate::transport::config::{NatsNames, NatsOptions};
@@ -126,26 +128,6 @@ pub fn redacted(url: &str) -> String {
         },
         None => url.to_owned(),
     }
-}
-
-/// Job ids: the queue's tag above [`SEQ_BITS`] bits of its work
-/// stream's sequence, 53 bits in all (exact as a JSON number in every
-/// language).
-const SEQ_BITS: u32 = 40;
-/// The sequence part of a job id.
-const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
-/// Tags are 1..=8191 (13 bits).
-const TAGS: u64 = (1 << 13) - 1;
-
-/// The tag of a work stream's job ids: FNV-1a of its name, so that every
-/// process gives a queue's jobs the same ids.
-fn tag_of(stream: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in stream.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h % TAGS + 1
 }
 
 /// A declared queue: its config and JetStream objects.
@@ -539,24 +521,35 @@ impl Transport for NatsQueues {
         q.sort();
         q
     }
+
+    fn owns(&self, job: JobId) -> bool {
+        matches!(super::ids::owner(job), super::ids::Owner::Nats(_))
+    }
+
+    /// The dead-letter stream's letters of the queue (bounded by
+    /// `limits.deadLettersPerQueue`, as the stream is).
+    fn dead_letters<'a>(
+        &'a self,
+        queue: &'a str,
+        limit: usize,
+    ) -> PortFuture<'a, Option<crate::backend::views::DeadLetters>> {
+        Box::pin(async move {
+            let Some(q) = self.find(queue).await else {
+                return Ok(None);
+            };
+            let letters = self.letters(&q).await?;
+            Ok(Some(crate::backend::views::DeadLetters {
+                queue: queue.to_owned(),
+                total: letters.len() as u64,
+                jobs: letters.iter().take(limit).map(|l| l.info(&q)).collect(),
+            }))
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn job_ids_fit_a_json_number_and_differ_by_queue() {
-        let planner = tag_of("SCHEDULER_PLANNER");
-        let runner = tag_of("SCHEDULER_RUNNER");
-        assert_ne!(planner, runner);
-        for t in [planner, runner, 1, TAGS] {
-            assert!((1..=TAGS).contains(&t));
-            let id = t << SEQ_BITS | SEQ_MASK;
-            assert!(id < 1 << 53, "{id} is not exact in a double");
-        }
-        assert_eq!(tag_of("SCHEDULER_PLANNER"), planner, "stable");
-    }
 
     #[test]
     fn urls_are_shown_without_credentials() {

@@ -25,6 +25,7 @@ mod port;
 pub mod scripts;
 
 use super::config::{RedisNames, RedisOptions};
+use super::ids::redis_job;
 use super::message::{DeadLetter, Message, encode_headers};
 use super::{Settlements, unsupported};
 use crate::backend::PortError;
@@ -422,7 +423,7 @@ impl RedisTransport {
     /// What a failed attempt `attempt` of `job` leads to: core's rule.
     fn decide(&self, k: &Known, max: &str, job: u64, attempt: u32) -> AfterFailure {
         let max = max.parse::<u32>().ok();
-        after_failure(&k.config, max, self.engine.seed, JobId(job), attempt)
+        after_failure(&k.config, max, self.engine.seed, redis_job(job), attempt)
     }
 
     /// Ends the claim `token` of `job` (`mode`: `live` or `expired`) with
@@ -472,10 +473,10 @@ impl RedisTransport {
             )
             .await?;
         let [status, now, run, fire] = r.as_slice() else {
-            return Err(refused(&r, JobId(job), "fail"));
+            return Err(refused(&r, redis_job(job), "fail"));
         };
         if status != "ok" {
-            return Err(refused(&r, JobId(job), "fail"));
+            return Err(refused(&r, redis_job(job), "fail"));
         }
         let now: i64 = num(now)?;
         use crate::driver::TransportEvent as E;

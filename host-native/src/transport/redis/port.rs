@@ -1,7 +1,9 @@
 //! The queue port and the transport port for [`RedisTransport`].
 
 use super::{CONSUMER, NAME, RedisTransport, bad, num, refused, state_name, ts, unavailable};
+use crate::backend::views::DeadLetters;
 use crate::backend::{Enqueued, Failed, PortError, PortFuture, QueueBackend, Redriven};
+use crate::transport::ids::{redis_job, redis_local};
 use crate::transport::message::Message;
 use crate::transport::{Depth, Published, Transport, unsupported};
 use chime_core::{
@@ -10,6 +12,12 @@ use chime_core::{
 };
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// The transport's own number of `job` (`crate::transport::ids`); an id
+/// that is not Redis's is a job this transport does not hold.
+fn local(job: JobId) -> Result<u64, PortError> {
+    redis_local(job).ok_or(PortError::Refused(CoreError::UnknownJob(job)))
+}
 
 fn job_state(s: &str) -> JobState {
     match state_name(s) {
@@ -85,7 +93,7 @@ impl RedisTransport {
             )
             .await?;
         Ok(Enqueued {
-            job: JobId(job),
+            job: redis_job(job),
             deduplicated,
         })
     }
@@ -143,7 +151,7 @@ impl RedisTransport {
             let id: u64 = num(id)?;
             let m = message_of(body, queue, id);
             out.push(Claimed {
-                job: JobId(id),
+                job: redis_job(id),
                 token: LeaseToken(num(tok)?),
                 deadline: ts(num(dl)?)?,
                 attempt: num(att)?,
@@ -156,11 +164,12 @@ impl RedisTransport {
     }
 
     async fn complete_one(&self, job: JobId, token: LeaseToken) -> Result<(), PortError> {
-        let Some((k, _)) = self.job_fields(job.0).await? else {
+        let n = local(job)?;
+        let Some((k, _)) = self.job_fields(n).await? else {
             return Err(PortError::Refused(CoreError::UnknownJob(job)));
         };
         let r = self
-            .settle(&k, job.0, token.0, "live", "complete", 0, None, "", &[])
+            .settle(&k, n, token.0, "live", "complete", 0, None, "", &[])
             .await?;
         match r.as_slice() {
             [ok, _, _, fire] if ok == "ok" => {
@@ -186,7 +195,8 @@ impl RedisTransport {
             retry_at,
         };
         validate_input(&input, &self.engine, Timestamp::MIN)?;
-        let Some((k, h)) = self.job_fields(job.0).await? else {
+        let n = local(job)?;
+        let Some((k, h)) = self.job_fields(n).await? else {
             return Err(PortError::Refused(CoreError::UnknownJob(job)));
         };
         let field = |i: usize| h.get(i).cloned().flatten().unwrap_or_default();
@@ -194,7 +204,7 @@ impl RedisTransport {
         let body = field(3);
         self.fail_attempt(
             &k,
-            job.0,
+            n,
             token.0,
             attempt,
             &field(2),
@@ -207,7 +217,8 @@ impl RedisTransport {
     }
 
     async fn cancel_one(&self, job: JobId) -> Result<(), PortError> {
-        let Some((k, _)) = self.job_fields(job.0).await? else {
+        let n = local(job)?;
+        let Some((k, _)) = self.job_fields(n).await? else {
             return Err(PortError::Refused(CoreError::UnknownJob(job)));
         };
         let mut c = self.conn().await?;
@@ -219,8 +230,8 @@ impl RedisTransport {
             .key(format!("{s}:claimed"))
             .key(format!("{s}:done"))
             .key(format!("{s}:delayed"))
-            .arg(self.job_key(job.0))
-            .arg(job.0)
+            .arg(self.job_key(n))
+            .arg(n)
             .arg(&k.names.group)
             .arg(k.config.dedup_window_ms)
             .arg(k.config.retention.completed_max)
@@ -244,6 +255,7 @@ impl RedisTransport {
                 queue.to_owned(),
             )));
         };
+        let n = job.map(local).transpose()?;
         let mut c = self.conn().await?;
         let s = &k.names.stream;
         let r: Vec<String> = self
@@ -254,7 +266,7 @@ impl RedisTransport {
             .key(&k.names.dead)
             .key(format!("{s}:delayed"))
             .arg(self.job_prefix())
-            .arg(job.map(|j| j.0.to_string()).unwrap_or_default())
+            .arg(n.map(|n| n.to_string()).unwrap_or_default())
             .arg(queue)
             .invoke_async(&mut c)
             .await
@@ -290,9 +302,12 @@ impl RedisTransport {
     }
 
     async fn job_info(&self, job: JobId) -> Result<Option<JobInfo>, PortError> {
+        let Some(n) = redis_local(job) else {
+            return Ok(None);
+        };
         let mut c = self.conn().await?;
         let h: HashMap<String, String> = redis::cmd("HGETALL")
-            .arg(self.job_key(job.0))
+            .arg(self.job_key(n))
             .query_async(&mut c)
             .await
             .map_err(unavailable)?;
@@ -302,7 +317,7 @@ impl RedisTransport {
         let k = self.known(queue).await?;
         let get = |f: &str| h.get(f).filter(|v| !v.is_empty());
         let int = |f: &str| get(f).and_then(|v| v.parse::<i64>().ok());
-        let m = message_of(get("body").map_or("null", String::as_str), queue, job.0);
+        let m = message_of(get("body").map_or("null", String::as_str), queue, n);
         let state = job_state(get("st").map_or("", String::as_str));
         Ok(Some(JobInfo {
             id: job,
@@ -429,7 +444,8 @@ impl QueueBackend for RedisTransport {
                 lease_ms,
             };
             validate_input(&input, &self.engine, Timestamp::MIN)?;
-            let Some((k, _)) = self.job_fields(job.0).await? else {
+            let n = local(job)?;
+            let Some((k, _)) = self.job_fields(n).await? else {
                 return Err(PortError::Refused(CoreError::UnknownJob(job)));
             };
             let mut c = self.conn().await?;
@@ -437,8 +453,8 @@ impl QueueBackend for RedisTransport {
                 .scripts
                 .heartbeat
                 .key(format!("{}:claimed", k.names.stream))
-                .arg(self.job_key(job.0))
-                .arg(job.0)
+                .arg(self.job_key(n))
+                .arg(n)
                 .arg(token.0)
                 .arg(lease_ms.unwrap_or(k.config.lease_ms))
                 .invoke_async(&mut c)
@@ -509,5 +525,49 @@ impl Transport for RedisTransport {
 
     fn queues(&self) -> Vec<String> {
         self.configured.clone()
+    }
+
+    fn owns(&self, job: JobId) -> bool {
+        redis_local(job).is_some()
+    }
+
+    /// The queue's dead set (`<stream>:deadset`, by death time), each
+    /// letter's job record.
+    fn dead_letters<'a>(
+        &'a self,
+        queue: &'a str,
+        limit: usize,
+    ) -> PortFuture<'a, Option<DeadLetters>> {
+        Box::pin(async move {
+            let Some(k) = self.known(queue).await? else {
+                return Ok(None);
+            };
+            let set = format!("{}:deadset", k.names.stream);
+            let mut c = self.conn().await?;
+            let (total, members): (u64, Vec<String>) = redis::pipe()
+                .cmd("ZCARD")
+                .arg(&set)
+                .cmd("ZRANGE")
+                .arg(&set)
+                .arg(0)
+                .arg(limit.saturating_sub(1))
+                .query_async(&mut c)
+                .await
+                .map_err(unavailable)?;
+            let mut jobs = Vec::with_capacity(members.len());
+            if limit > 0 {
+                for m in members {
+                    // A record retention removed meanwhile is left out.
+                    if let Some(info) = self.job_info(redis_job(num(&m)?)).await? {
+                        jobs.push(info);
+                    }
+                }
+            }
+            Ok(Some(DeadLetters {
+                queue: queue.to_owned(),
+                total,
+                jobs,
+            }))
+        })
     }
 }
