@@ -30,6 +30,7 @@ mod replay;
 mod replica_auth;
 mod signals;
 mod token_reload;
+mod transport_api;
 mod transport_daemon;
 mod transport_daemon_kill;
 mod transport_nats;

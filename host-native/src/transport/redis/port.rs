@@ -8,7 +8,8 @@ use crate::transport::message::Message;
 use crate::transport::{Depth, Published, Transport, unsupported};
 use chime_core::{
     Claimed, EnqueueRequest, Error as CoreError, FireOutcome, Headers, Input, JobId, JobInfo,
-    JobState, LeaseToken, Payload, QueueConfig, Timestamp, validate_input,
+    JobPage, JobQuery, JobState, LeaseToken, Payload, QueueConfig, SEARCH_LIMIT, SEARCH_SCAN,
+    Timestamp, validate_input,
 };
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -301,6 +302,72 @@ impl RedisTransport {
         num(r.first().map_or("", String::as_str))
     }
 
+    /// The port's `search`, as the engine's (`chime_core::JobQuery`): the
+    /// ids in order from `after`, at most `limit` found and
+    /// [`SEARCH_SCAN`] looked at. Redis's job numbers are one counter
+    /// (`chime:seq:job`), so the range is walked number by number up to
+    /// the counter, a pipelined `HMGET` of queue, state and key per chunk;
+    /// a number retention removed is skipped.
+    async fn search_some(&self, query: &JobQuery) -> Result<JobPage, PortError> {
+        let limit = match query.limit {
+            0 => 100,
+            n => n.min(SEARCH_LIMIT),
+        };
+        let mut c = self.conn().await?;
+        let top: Option<u64> = redis::cmd("GET")
+            .arg(self.seq("job"))
+            .query_async(&mut c)
+            .await
+            .map_err(unavailable)?;
+        // The query's ids are the port's: Redis's tag above the number.
+        let start = query
+            .after
+            .map_or(redis_job(1).0, |a| a.0.saturating_add(1));
+        let start = start.max(redis_job(1).0);
+        let end = query
+            .before
+            .map_or(u64::MAX, |b| b.0)
+            .min(redis_job(top.unwrap_or(0)).0 + 1);
+        let (mut jobs, mut next) = (Vec::new(), None);
+        let (mut id, mut scanned) = (start, 0usize);
+        const CHUNK: u64 = 256;
+        'scan: while id < end {
+            let upto = end.min(id + CHUNK);
+            let mut pipe = redis::pipe();
+            for j in id..upto {
+                pipe.cmd("HMGET")
+                    .arg(self.job_key(j & crate::transport::ids::SEQ_MASK))
+                    .arg(&["q", "st", "key"]);
+            }
+            let rows: Vec<Vec<Option<String>>> =
+                pipe.query_async(&mut c).await.map_err(unavailable)?;
+            for (j, row) in (id..upto).zip(rows) {
+                if jobs.len() == limit || scanned == SEARCH_SCAN {
+                    // More may follow: the next page starts here.
+                    next = Some(JobId(j - 1));
+                    break 'scan;
+                }
+                scanned += 1;
+                let [q, st, key] = row.as_slice() else {
+                    return Err(bad("HMGET reply"));
+                };
+                let wanted = q.as_deref() == Some(query.queue.as_str())
+                    && query
+                        .state
+                        .is_none_or(|s| Some(s) == st.as_deref().map(job_state))
+                    && query
+                        .key
+                        .as_ref()
+                        .is_none_or(|k| key.as_deref() == Some(k.as_str()));
+                if wanted && let Some(info) = self.job_info(JobId(j)).await? {
+                    jobs.push(info);
+                }
+            }
+            id = upto;
+        }
+        Ok(JobPage { jobs, next })
+    }
+
     async fn job_info(&self, job: JobId) -> Result<Option<JobInfo>, PortError> {
         let Some(n) = redis_local(job) else {
             return Ok(None);
@@ -491,6 +558,10 @@ impl QueueBackend for RedisTransport {
 
     fn purge_dead<'a>(&'a self, queue: &'a str, before: Option<Timestamp>) -> PortFuture<'a, u64> {
         Box::pin(self.purge_some(queue, before))
+    }
+
+    fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
+        Box::pin(self.search_some(query))
     }
 
     fn job(&self, job: JobId) -> PortFuture<'_, Option<JobInfo>> {
