@@ -43,6 +43,7 @@ mod queue_batch;
 mod queue_conformance;
 mod queue_search;
 mod redis_broker_restart;
+mod redis_foreign_complete;
 mod redis_foreign_consumer;
 mod redis_never_acks;
 mod replica_http;

@@ -7,10 +7,9 @@
 //! completed once; a job without is dead-lettered once with the seed's
 //! headers; the work stream ends empty and nothing is delivered again.
 
-use crate::redis_support;
+use crate::redis_support::{self, Foreign};
 use chime_core::{EngineConfig, FireId, Headers, JobState, Payload, QueueConfig};
 use chime_native::backend::QueueBackend;
-use chime_native::transport::config::RedisOptions;
 // The stream's `job` field is the transport's own number; the port's ids
 // carry Redis's tag.
 use chime_native::transport::ids::redis_job;
@@ -20,19 +19,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-type Entries = Vec<(String, Vec<(String, HashMap<String, String>)>)>;
-
 #[tokio::test]
 async fn foreign_consumer_that_never_acks_is_reclaimed_after_the_lease() {
     let config = EngineConfig::default();
-    let Some(base) = redis_support::redis_url() else {
+    let Some(options) = redis_support::fresh_options().await else {
         return;
     };
-    let url = redis_support::fresh_db(&base).await;
-    let options = RedisOptions {
-        url: url.clone(),
-        ..RedisOptions::default()
-    };
+    let url = options.url.clone();
     let t = Arc::new(
         RedisTransport::new(options, config, Vec::new(), Arc::new(NoSettlements)).unwrap(),
     );
@@ -68,24 +61,12 @@ async fn foreign_consumer_that_never_acks_is_reclaimed_after_the_lease() {
     .unwrap();
 
     // The foreign consumer takes both and never acknowledges.
-    let client = redis::Client::open(url.as_str()).unwrap();
-    let mut c = client.get_multiplexed_async_connection().await.unwrap();
-    let read: Entries = redis::cmd("XREADGROUP")
-        .arg("GROUP")
-        .arg(&names.group)
-        .arg("elsewhere")
-        .arg("COUNT")
-        .arg(10)
-        .arg("STREAMS")
-        .arg(&names.stream)
-        .arg(">")
-        .query_async(&mut c)
-        .await
-        .unwrap();
-    assert_eq!(read[0].1.len(), 2, "{read:?}");
+    let mut foreign = Foreign::connect(&url, names.clone(), "elsewhere").await;
+    let read = foreign.read(10).await;
+    assert_eq!(read.len(), 2, "{read:?}");
     let read_at = Instant::now();
-    let jobs: HashMap<String, u64> = read[0]
-        .1
+    let mut c = foreign.conn.clone();
+    let jobs: HashMap<String, u64> = read
         .iter()
         .map(|(_, f)| (f["runId"].clone(), f["job"].parse().unwrap()))
         .collect();

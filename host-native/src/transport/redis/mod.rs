@@ -11,7 +11,10 @@
 //! (`<stream>:config`), so every chime process on this Redis works a
 //! queue with the same rules. Expired leases are failed attempts
 //! (`lease_expired`) at [`maintain`](RedisTransport::maintain_now), which
-//! [`RedisTransport::spawn_maintenance`] runs periodically.
+//! [`RedisTransport::spawn_maintenance`] runs periodically; the same pass
+//! completes the waiting jobs whose entry another consumer of the group
+//! deleted (`XACK` + `XDEL`, its complete verb), so their records end and
+//! their fires settle instead of staying `available` for ever.
 //!
 //! Differences from the engine, refused rather than silent
 //! (`docs/transports.md`): a non-zero `priority` is `invalid_input`
@@ -49,6 +52,13 @@ pub const CONSUMER: &str = "chime";
 /// scan's cursor carries on at the next pass (every second).
 pub const AUTOCLAIM_COUNT: u32 = 100;
 
+/// How many waiting jobs one maintenance pass checks per queue for an
+/// entry another consumer deleted (`XACK` + `XDEL`: its complete): the
+/// pass stays short; the scan's cursor (`<stream>:availscan`) carries on
+/// at the next pass, so every waiting job is looked at within
+/// `ceil(waiting / VANISHED_COUNT)` passes.
+pub const VANISHED_COUNT: u32 = 100;
+
 /// The scripts, loaded once per process (redis-rs re-loads them after a
 /// server restart: `NOSCRIPT`).
 struct Scripts {
@@ -60,6 +70,7 @@ struct Scripts {
     redrive: redis::Script,
     purge: redis::Script,
     expired: redis::Script,
+    vanished: redis::Script,
 }
 
 impl Scripts {
@@ -74,6 +85,7 @@ impl Scripts {
             redrive: s(scripts::REDRIVE),
             purge: s(scripts::PURGE),
             expired: s(scripts::EXPIRED),
+            vanished: s(scripts::VANISHED),
         }
     }
 }
@@ -583,7 +595,43 @@ impl RedisTransport {
             }
             other => other.map_err(unavailable)?,
         };
-        self.fail_expired(k, &mut c, r).await
+        self.fail_expired(k, &mut c, r).await?;
+        self.complete_vanished(k, &mut c).await
+    }
+
+    /// Completes the waiting jobs of `k` whose entry another consumer
+    /// deleted (see [`scripts::VANISHED`]): counted as acked, each fire
+    /// settled `Succeeded` (the script ends each job once, so each fire is
+    /// reported once).
+    async fn complete_vanished(
+        &self,
+        k: &Known,
+        c: &mut ConnectionManager,
+    ) -> Result<(), PortError> {
+        let s = &k.names.stream;
+        let r: Vec<String> = self
+            .scripts
+            .vanished
+            .key(s)
+            .key(format!("{s}:available"))
+            .key(format!("{s}:availscan"))
+            .key(format!("{s}:done"))
+            .arg(self.job_prefix())
+            .arg(VANISHED_COUNT)
+            .arg(k.config.dedup_window_ms)
+            .arg(k.config.retention.completed_max)
+            .arg(k.config.retention.completed_ms)
+            .invoke_async(c)
+            .await
+            .map_err(unavailable)?;
+        for e in r.chunks(2) {
+            let [_, fire] = e else {
+                return Err(bad("vanished reply"));
+            };
+            self.count(crate::driver::TransportEvent::Acked, &k.config.name);
+            self.settle_fire(fire, FireOutcome::Succeeded).await;
+        }
+        Ok(())
     }
 
     /// Runs the `expired` script for `k` (see [`scripts::EXPIRED`]).

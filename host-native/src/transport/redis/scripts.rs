@@ -8,8 +8,12 @@
 //! Keys (per queue, `S` = its stream): `S` (work stream, consumer group
 //! `G`), `S:delayed` (job ids by run-at), `S:claimed` (by lease deadline),
 //! `S:done` (finished, by finish time: retention), `S:deadset` (dead, by
-//! death time), the dead-letter stream `D`, and per job `P job:<id>` (a
-//! hash), `P` the transport's key prefix. Sorted-set members are job ids
+//! death time), `S:available` (the jobs waiting in the work stream, by
+//! job id: the index maintenance scans for entries another consumer
+//! deleted, its cursor in `S:availscan`), the dead-letter stream `D`, and
+//! per job `P job:<id>` (a hash), `P` the transport's key prefix.
+//! `S:available` is computed from the stream's name inside the scripts
+//! (as job keys are): the one place that adds to it is `xadd_job`. Sorted-set members are job ids
 //! zero-padded to 20 digits, so ties order by id. Job hash fields: `q`
 //! queue, `body` canonical message, `hdrs` broker headers (`name: value`
 //! lines), `fire`, `key`, `idk` (its idempotency key), `st` state, `att`
@@ -26,6 +30,10 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function pad(id) return string.format('%020d', tonumber(id)) end
+-- The index of jobs waiting in `stream` (state `available`): every job
+-- with an entry it has not been handed out by is in it, so maintenance
+-- finds the entries another consumer deleted without walking every job.
+local function avail(stream) return stream .. ':available' end
 local function xadd_job(stream, jk, id)
   local h = redis.call('HMGET', jk, 'body', 'hdrs')
   local args = {stream, '*', 'job', tostring(id), 'body', h[1]}
@@ -35,6 +43,7 @@ local function xadd_job(stream, jk, id)
   end
   local ent = redis.call('XADD', unpack(args))
   redis.call('HSET', jk, 'st', 'available', 'ent', ent)
+  redis.call('ZADD', avail(stream), tonumber(id), pad(id))
   return ent
 end
 -- Due retries (and delayed enqueues) into the work stream, oldest run-at
@@ -168,6 +177,7 @@ for round = 1, 8 do
         local att = redis.call('HINCRBY', jk, 'att', 1)
         redis.call('HSET', jk, 'st', 'claimed', 'tok', tok, 'dl', dl, 'wk', ARGV[7], 'started', now)
         redis.call('ZADD', KEYS[3], dl, pad(id))
+        redis.call('ZREM', avail(KEYS[1]), pad(id))
         local b = redis.call('HMGET', jk, 'body', 'fire')
         for _, v in ipairs({tostring(id), tostring(tok), tostring(dl), tostring(att), b[1], b[2] or ''}) do
           out[#out + 1] = v
@@ -277,6 +287,7 @@ if h[2] and h[2] ~= '' then
 end
 redis.call('ZREM', KEYS[2], pad(id))
 redis.call('ZREM', KEYS[4], pad(id))
+redis.call('ZREM', avail(KEYS[1]), pad(id))
 finish(jk, id, 'cancelled', now, '', KEYS[3], ARGV[7], tonumber(ARGV[4]), tonumber(ARGV[5]),
   tonumber(ARGV[6]))
 return {'ok', h[3] or ''}
@@ -391,6 +402,7 @@ for _, e in ipairs(ac[2]) do
       redis.call('HSET', jk, 'st', 'claimed', 'tok', tok, 'dl', now, 'wk',
         'another-consumer', 'started', now)
       redis.call('ZADD', KEYS[3], now, pad(id))
+      redis.call('ZREM', avail(KEYS[1]), pad(id))
     end
     -- 'claimed' with this entry: chime's own claim (its lease is the
     -- deadline in S:claimed, not the entry's idle time).
@@ -407,6 +419,56 @@ for _, m in ipairs(due) do
     out[#out + 1] = h[3] or ''
   else
     redis.call('ZREM', KEYS[3], m)
+  end
+end
+return out
+"#;
+
+/// `vanished`, per queue: the waiting jobs whose work-stream entry no
+/// longer exists, completed. Only another program removes an entry of a
+/// job that is `available` with it (chime removes an entry when the job
+/// leaves `available`, in the same script): that is the documented
+/// complete of a consumer that is not chime (`XACK` + `XDEL`). A job
+/// chime claimed is `claimed` (its entry in chime's pending list) and is
+/// not looked at; an entry a foreign consumer holds unacknowledged still
+/// exists and is left to `XAUTOCLAIM`. The job ends as chime's own
+/// completions do (`finish`: `S:done` retention, the key's dedup window),
+/// so it ends once: the next look finds it `completed`. The foreign
+/// consumer's read counts as the attempt (`att` + 1).
+///
+/// At most ARGV[2] jobs of the index `S:available` per pass, in job-id
+/// order from the cursor in `S:availscan` (back to the start after the
+/// last); a member whose job is no longer waiting with an entry (its
+/// record pruned, or left `available` by another path) is dropped from
+/// the index. KEYS stream, index, cursor, done. ARGV: job prefix, count,
+/// dedup ms, retention max, retention ms. Reply: per completed job id,
+/// fire ('' if none).
+pub const VANISHED: &str = r#"
+local now = now_ms()
+local n = tonumber(ARGV[2])
+local cur = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. cur, '+inf', 'LIMIT', 0, n)
+if #ids < n then
+  redis.call('SET', KEYS[3], '0')
+else
+  redis.call('SET', KEYS[3], tostring(tonumber(ids[#ids])))
+end
+local out = {}
+for _, m in ipairs(ids) do
+  local id = tonumber(m)
+  local jk = ARGV[1] .. id
+  local h = redis.call('HMGET', jk, 'st', 'ent', 'fire')
+  if h[1] ~= 'available' or not h[2] or h[2] == '' then
+    redis.call('ZREM', KEYS[2], m)
+  elseif #redis.call('XRANGE', KEYS[1], h[2], h[2]) == 0 then
+    redis.call('ZREM', KEYS[2], m)
+    -- The foreign consumer's read was an attempt (as when XAUTOCLAIM
+    -- takes an entry back), and it succeeded.
+    redis.call('HINCRBY', jk, 'att', 1)
+    finish(jk, id, 'completed', now, '', KEYS[4], ARGV[1], tonumber(ARGV[3]),
+      tonumber(ARGV[4]), tonumber(ARGV[5]))
+    out[#out + 1] = tostring(id)
+    out[#out + 1] = h[3] or ''
   end
 end
 return out
