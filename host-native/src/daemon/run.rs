@@ -88,6 +88,10 @@ pub fn run(
                         )
                         .with_declared(t.declared.clone()),
                     );
+                    ports.control = Arc::new(crate::transport::routed::RoutedControl::new(
+                        Arc::new(running.handle().clone()),
+                        &t.by_queue,
+                    ));
                     // `/healthz` pings each broker; `/metrics` has their depth.
                     ports.reads = Arc::new(
                         crate::transport::reads::WithTransports::new(

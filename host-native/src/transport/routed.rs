@@ -236,3 +236,49 @@ impl QueueBackend for RoutedQueues {
         })
     }
 }
+
+/// The control port of a daemon with transports: the engine's, except
+/// that a transport queue's settings cannot change through it. They are
+/// its `[[queue]]` table's, declared in the broker at start; a
+/// `PUT /v1/queues/{name}` would change only the engine's copy (or make
+/// the queue local there, and its fires stop going to the broker).
+pub struct RoutedControl {
+    engine: Arc<dyn crate::backend::ControlBackend>,
+    transports: HashMap<String, &'static str>,
+}
+
+impl RoutedControl {
+    /// `engine`'s control, refusing to declare the queues of `by_queue`.
+    pub fn new(
+        engine: Arc<dyn crate::backend::ControlBackend>,
+        by_queue: &HashMap<String, Arc<dyn Transport>>,
+    ) -> RoutedControl {
+        let transports = by_queue
+            .iter()
+            .map(|(q, t)| (q.clone(), t.backend()))
+            .collect();
+        RoutedControl { engine, transports }
+    }
+}
+
+impl crate::backend::ControlBackend for RoutedControl {
+    fn backend(&self) -> &'static str {
+        self.engine.backend()
+    }
+
+    fn submit(&self, input: chime_core::Input) -> PortFuture<'_, chime_core::Reply> {
+        if let chime_core::Input::DeclareQueue(c) = &input
+            && let Some(t) = self.transports.get(&c.name)
+        {
+            let e = Error::InvalidInput {
+                field: "name",
+                message: format!(
+                    "queue {} is in a broker (transport {t}): its settings are its [[queue]] table's, declared there at start",
+                    c.name
+                ),
+            };
+            return Box::pin(async move { Err(PortError::Refused(e)) });
+        }
+        self.engine.submit(input)
+    }
+}
