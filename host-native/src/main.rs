@@ -367,6 +367,15 @@ fn run_daemon(args: RunArgs) -> anyhow::Result<()> {
     }
     let db = plan.database.clone().unwrap_or_default();
     match database.or(db.url) {
+        Some(_) if !plan.transports.queues.is_empty() => {
+            // A replica's fires go through the Postgres outbox, which no
+            // publisher empties into a broker: they would be stuck there.
+            let queues: Vec<&str> = plan.transports.queues.keys().map(String::as_str).collect();
+            bail!(
+                "queues with a transport ({}) run with the embedded engine, not with a database (yet): docs/transports.md",
+                queues.join(", ")
+            )
+        }
         Some(url) => {
             let schema = schema.or(db.schema).unwrap_or_else(|| "chime".into());
             let pg = PgConfig::new(url).with_schema(schema);

@@ -33,6 +33,7 @@ mod token_reload;
 mod transport_api;
 mod transport_daemon;
 mod transport_daemon_kill;
+mod transport_database_refused;
 mod transport_nats;
 mod transport_nats_kill;
 mod transport_redis;
