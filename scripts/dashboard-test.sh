@@ -4,7 +4,8 @@
 # axe-core, both pinned in host-native/dashboard-test/package-lock.json,
 # against real `chime run` daemons (the debug binary, built here).
 # dashboard.test.js: every page, its actions, the DST timeline, read-only
-# tokens, the assets' size. scale.test.js: every list one page, and the
+# tokens, the assets' size, a queue in NATS (scripts/nats-test-server.sh
+# starts one). scale.test.js: every list one page, and the
 # schedule list's pages and filter, with 10,000 schedules and 1,000,000
 # jobs (a few minutes with the debug binary, most of it the daemon
 # declaring 10,000 schedules). Load times are scripts/bench-dashboard.sh's.
@@ -20,4 +21,5 @@ npm ci --no-audit --no-fund --loglevel=error
 export CHIME_REQUIRE_BROWSER=1
 export CHIME_DASHBOARD_SCHEDULES="${CHIME_DASHBOARD_SCHEDULES:-10000}"
 export CHIME_DASHBOARD_JOBS="${CHIME_DASHBOARD_JOBS:-1000000}"
-npm test
+# A throwaway nats-server for the page of a queue in JetStream.
+CHIME_REQUIRE_NATS=1 ../../scripts/nats-test-server.sh npm test

@@ -2,7 +2,7 @@
 // search (id, key, payload text) over the API's cursor pages, bulk
 // cancel / redrive / purge, enqueue; a job's page (payload, headers,
 // attempts, last error, the fire that made it) with cancel and retry.
-import { get, post, api, enc } from './api.js';
+import { get, post, api, enc, ApiError } from './api.js';
 import { h, iso, table, confirmAction, flash } from './dom.js';
 
 const STATES = ['', 'scheduled', 'available', 'claimed', 'completed', 'dead', 'dropped', 'cancelled'];
@@ -49,6 +49,22 @@ export async function queue(ctx, params) {
     return `/v1/queues/${enc(name)}/jobs?${q}`;
   }
 
+  /**
+   * One page of the API's search. A queue whose broker cannot list its
+   * jobs (NATS JetStream: 501 unsupported) shows its dead letters, the
+   * one list it has, and says so; other jobs are found by id.
+   */
+  async function search(a, limit) {
+    try {
+      return await get(query(a, limit));
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 501) throw e;
+      const d = await get(`/v1/queues/${enc(name)}/dead?limit=${Math.min(limit, 1000)}`);
+      const jobs = !f.state || f.state === 'dead' ? d.jobs.filter((j) => !f.key || j.key === f.key) : [];
+      return { jobs, next: null, unlisted: e.message };
+    }
+  }
+
   /** One page of matches: server pages, filtered by payload text when asked. */
   async function load() {
     if (f.id) {
@@ -61,12 +77,12 @@ export async function queue(ctx, params) {
       }
       return;
     }
-    if (!f.text) { page = await get(query(after, LIMIT)); return; }
+    if (!f.text) { page = await search(after, LIMIT); return; }
     const jobs = [];
     let a = after;
     let next = null;
     for (let i = 0; i < MAX_PAGES && jobs.length < LIMIT; i += 1) {
-      const p = await get(query(a, 1000));
+      const p = await search(a, 1000);
       for (const j of p.jobs) {
         if (jobs.length < LIMIT && payloadText(j).includes(f.text)) { jobs.push(j); next = j.id; }
       }
@@ -83,7 +99,7 @@ export async function queue(ctx, params) {
     const out = [];
     let a = null;
     for (let i = 0; i < MAX_PAGES; i += 1) {
-      const p = await get(query(a, 1000));
+      const p = await search(a, 1000);
       out.push(...p.jobs.filter((j) => !f.text || payloadText(j).includes(f.text)));
       if (!p.next) break;
       a = p.next;
@@ -143,6 +159,8 @@ export async function queue(ctx, params) {
         h('button', { type: 'button', 'data-action': 'redrive-all', onclick: redriveAll }, 'Redrive all dead'),
         h('button', { type: 'button', class: 'danger', 'data-action': 'purge', onclick: purgeAll }, 'Purge dead')) : null,
       status,
+      page.unlisted ? h('p', { class: 'muted', 'data-field': 'unlisted' },
+        `This queue's broker does not list its jobs (${page.unlisted}): shown are its dead letters; find any other job by its id.`) : null,
       table('Jobs', ['Id', 'State', 'Attempt', 'Key', 'Run at', 'Payload', 'Last error'],
         page.jobs.map((j) => h('tr', { class: 'job', 'data-job': j.id, 'data-state': j.state },
           h('td', {}, h('a', { href: `#/jobs/${j.id}` }, `#${j.id}`)),
