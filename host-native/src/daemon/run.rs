@@ -86,7 +86,8 @@ pub fn run(
                             Arc::new(running.handle().clone()),
                             t.by_queue.clone(),
                         )
-                        .with_declared(t.declared.clone()),
+                        .with_declared(t.declared.clone())
+                        .with_wakes(t.wakes.clone()),
                     );
                     ports.control = Arc::new(crate::transport::routed::RoutedControl::new(
                         Arc::new(running.handle().clone()),

@@ -69,6 +69,9 @@ pub struct Transports {
     pub by_queue: HashMap<String, Arc<dyn Transport>>,
     /// Per transport queue: `true` once it is declared in its broker.
     pub declared: HashMap<String, watch::Receiver<bool>>,
+    /// Per transport queue this daemon's pools work: notified when it has
+    /// new work (the publisher's fires, the API's enqueues).
+    pub wakes: HashMap<String, Arc<Notify>>,
     stop: Arc<Notify>,
     pool_stop: watch::Sender<bool>,
     pools: Vec<JoinHandle<()>>,
@@ -206,6 +209,7 @@ pub fn start(
         outbox,
         by_queue,
         declared,
+        wakes,
         stop,
         pool_stop,
         pools: running,

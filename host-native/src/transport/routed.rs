@@ -20,7 +20,7 @@ use chime_core::{
 };
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 /// The engine's queues and the transports'.
 pub struct RoutedQueues {
@@ -28,6 +28,7 @@ pub struct RoutedQueues {
     by_queue: HashMap<String, Arc<dyn Transport>>,
     all: Vec<Arc<dyn Transport>>,
     declared: HashMap<String, watch::Receiver<bool>>,
+    wakes: HashMap<String, Arc<Notify>>,
 }
 
 impl RoutedQueues {
@@ -48,6 +49,21 @@ impl RoutedQueues {
             by_queue,
             all,
             declared: HashMap::new(),
+            wakes: HashMap::new(),
+        }
+    }
+
+    /// With the wake-ups of this daemon's pools: an enqueue or redrive
+    /// through the API starts them at once, not at their next poll.
+    pub fn with_wakes(mut self, wakes: HashMap<String, Arc<Notify>>) -> Self {
+        self.wakes = wakes;
+        self
+    }
+
+    /// Tells the pools of `queue` it has work.
+    fn wake(&self, queue: &str) {
+        if let Some(w) = self.wakes.get(queue) {
+            w.notify_one();
         }
     }
 
@@ -106,10 +122,11 @@ impl QueueBackend for RoutedQueues {
     }
 
     fn enqueue<'a>(&'a self, request: &'a EnqueueRequest) -> PortFuture<'a, Enqueued> {
-        match self.ready(&request.queue) {
-            Ok(b) => b.enqueue(request),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move {
+            let e = self.ready(&request.queue)?.enqueue(request).await?;
+            self.wake(&request.queue);
+            Ok(e)
+        })
     }
 
     fn enqueue_batch<'a>(
@@ -128,7 +145,13 @@ impl QueueBackend for RoutedQueues {
             .iter()
             .position(|r| !std::ptr::addr_eq(self.of_queue(&r.queue), backend));
         match mixed {
-            None => backend.enqueue_batch(requests),
+            None => Box::pin(async move {
+                let r = backend.enqueue_batch(requests).await?;
+                if r.is_ok() {
+                    self.wake(&first.queue);
+                }
+                Ok(r)
+            }),
             Some(i) => Box::pin(async move {
                 Ok(Err((
                     i,
@@ -195,10 +218,11 @@ impl QueueBackend for RoutedQueues {
     }
 
     fn redrive<'a>(&'a self, queue: &'a str, job: Option<JobId>) -> PortFuture<'a, Redriven> {
-        match self.ready(queue) {
-            Ok(b) => b.redrive(queue, job),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move {
+            let r = self.ready(queue)?.redrive(queue, job).await?;
+            self.wake(queue);
+            Ok(r)
+        })
     }
 
     fn purge_dead<'a>(&'a self, queue: &'a str, before: Option<Timestamp>) -> PortFuture<'a, u64> {
