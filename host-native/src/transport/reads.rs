@@ -51,6 +51,28 @@ impl WithTransports {
             .find(|t| t.queues().iter().any(|q| q == queue))
     }
 
+    /// The depth of each of `queues` in its broker, all read at once, each
+    /// within 2 s (`None`: no answer): a broker that is down delays a
+    /// read by 2 s however many of its queues there are.
+    async fn depths<'a>(
+        &self,
+        queues: &'a [(Arc<dyn Transport>, String)],
+    ) -> Vec<(&'a Arc<dyn Transport>, &'a str, Option<super::Depth>)> {
+        let reads = queues.iter().map(|(t, q)| async move {
+            let d = tokio::time::timeout(Duration::from_secs(2), t.depth(q)).await;
+            (t, q.as_str(), d.ok().and_then(Result::ok))
+        });
+        futures_util::future::join_all(reads).await
+    }
+
+    /// Every transport queue with its transport.
+    fn transport_queues(&self) -> Vec<(Arc<dyn Transport>, String)> {
+        self.transports
+            .iter()
+            .flat_map(|t| t.queues().into_iter().map(|q| (t.clone(), q)))
+            .collect()
+    }
+
     /// Pings every transport, each within `wait`.
     pub async fn ping_all(&self, wait: Duration) -> Vec<TransportHealth> {
         let mut out = Vec::with_capacity(self.transports.len());
@@ -95,17 +117,13 @@ impl ReadBackend for WithTransports {
 
     fn metrics(&self) -> PortFuture<'_, String> {
         Box::pin(async move {
-            for t in &self.transports {
-                for q in t.queues() {
-                    // A broker that does not answer keeps its last values.
-                    let read = tokio::time::timeout(Duration::from_secs(2), t.depth(&q)).await;
-                    if let Ok(Ok(d)) = read {
-                        for (state, n) in d.states() {
-                            self.handle
-                                .metrics()
-                                .set_transport_depth(t.backend(), &q, state, n);
-                        }
-                    }
+            let queues = self.transport_queues();
+            for (t, q, d) in self.depths(&queues).await {
+                // A broker that does not answer keeps its last values.
+                for (state, n) in d.iter().flat_map(|d| d.states()) {
+                    self.handle
+                        .metrics()
+                        .set_transport_depth(t.backend(), q, state, n);
                 }
             }
             if let Some(o) = &self.outbox {
@@ -146,14 +164,15 @@ impl ReadBackend for WithTransports {
     fn queues(&self) -> PortFuture<'_, QueueList> {
         Box::pin(async move {
             let mut list = ReadBackend::queues(&self.handle).await?;
+            let queues = self.transport_queues();
+            let depths = self.depths(&queues).await;
             for q in &mut list.queues {
-                let Some(t) = self.transport_of(&q.queue) else {
+                let Some((_, _, d)) = depths.iter().find(|(_, name, _)| *name == q.queue) else {
                     continue;
                 };
                 // A broker that does not answer within 2 s shows nothing
                 // it cannot vouch for.
-                let d = tokio::time::timeout(Duration::from_secs(2), t.depth(&q.queue)).await;
-                let d = d.ok().and_then(Result::ok).unwrap_or_default();
+                let d = d.unwrap_or_default();
                 (q.scheduled, q.available, q.claimed, q.dead) =
                     (d.scheduled, d.available, d.claimed, d.dead);
                 (q.completed, q.cancelled, q.oldest_available_age_ms) = (0, 0, None);

@@ -115,10 +115,7 @@ impl QueueBackend for RoutedQueues {
     }
 
     fn declare<'a>(&'a self, config: &'a QueueConfig) -> PortFuture<'a, ()> {
-        match self.ready(&config.name) {
-            Ok(b) => b.declare(config),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.ready(&config.name)?.declare(config).await })
     }
 
     fn enqueue<'a>(&'a self, request: &'a EnqueueRequest) -> PortFuture<'a, Enqueued> {
@@ -172,10 +169,7 @@ impl QueueBackend for RoutedQueues {
         max: u32,
         lease_ms: Option<i64>,
     ) -> PortFuture<'a, Vec<Claimed>> {
-        match self.ready(queue) {
-            Ok(b) => b.claim(queue, worker, max, lease_ms),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.ready(queue)?.claim(queue, worker, max, lease_ms).await })
     }
 
     fn heartbeat(
@@ -184,17 +178,11 @@ impl QueueBackend for RoutedQueues {
         token: LeaseToken,
         lease_ms: Option<i64>,
     ) -> PortFuture<'_, Timestamp> {
-        match self.job_backend(job) {
-            Ok(b) => b.heartbeat(job, token, lease_ms),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.job_backend(job)?.heartbeat(job, token, lease_ms).await })
     }
 
     fn complete(&self, job: JobId, token: LeaseToken) -> PortFuture<'_, ()> {
-        match self.job_backend(job) {
-            Ok(b) => b.complete(job, token),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.job_backend(job)?.complete(job, token).await })
     }
 
     fn fail<'a>(
@@ -204,17 +192,15 @@ impl QueueBackend for RoutedQueues {
         error: &'a str,
         retry_at: Option<Timestamp>,
     ) -> PortFuture<'a, Failed> {
-        match self.job_backend(job) {
-            Ok(b) => b.fail(job, token, error, retry_at),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move {
+            self.job_backend(job)?
+                .fail(job, token, error, retry_at)
+                .await
+        })
     }
 
     fn cancel(&self, job: JobId) -> PortFuture<'_, ()> {
-        match self.job_backend(job) {
-            Ok(b) => b.cancel(job),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.job_backend(job)?.cancel(job).await })
     }
 
     fn redrive<'a>(&'a self, queue: &'a str, job: Option<JobId>) -> PortFuture<'a, Redriven> {
@@ -226,10 +212,7 @@ impl QueueBackend for RoutedQueues {
     }
 
     fn purge_dead<'a>(&'a self, queue: &'a str, before: Option<Timestamp>) -> PortFuture<'a, u64> {
-        match self.ready(queue) {
-            Ok(b) => b.purge_dead(queue, before),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.ready(queue)?.purge_dead(queue, before).await })
     }
 
     fn job(&self, job: JobId) -> PortFuture<'_, Option<JobInfo>> {
@@ -240,10 +223,7 @@ impl QueueBackend for RoutedQueues {
     }
 
     fn search<'a>(&'a self, query: &'a JobQuery) -> PortFuture<'a, JobPage> {
-        match self.ready(&query.queue) {
-            Ok(b) => b.search(query),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        Box::pin(async move { self.ready(&query.queue)?.search(query).await })
     }
 
     fn availability(&self, queue: &str) -> Option<tokio::sync::watch::Receiver<u64>> {

@@ -350,7 +350,7 @@ return {tostring(#ids)}
 
 /// `maintain`, per queue: due retries promoted, retention applied,
 /// entries another consumer of the group has held longer than the lease
-/// taken back (`XAUTOCLAIM`, at most ARGV[7] per pass, the scan's cursor
+/// taken back (`XAUTOCLAIM`, at most `ARGV[7]` per pass, the scan's cursor
 /// kept in `S:autoclaim`), and the claims whose lease ended listed (at
 /// most 256) for Rust to fail with core's rule. An entry taken back from
 /// another consumer becomes a claim of chime's whose lease ended now: a
@@ -436,7 +436,7 @@ return out
 /// so it ends once: the next look finds it `completed`. The foreign
 /// consumer's read counts as the attempt (`att` + 1).
 ///
-/// At most ARGV[2] jobs of the index `S:available` per pass, in job-id
+/// At most `ARGV[2]` jobs of the index `S:available` per pass, in job-id
 /// order from the cursor in `S:availscan` (back to the start after the
 /// last); a member whose job is no longer waiting with an entry (its
 /// record pruned, or left `available` by another path) is dropped from
