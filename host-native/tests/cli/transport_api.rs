@@ -12,7 +12,7 @@
 //! does not have is `unknown_job`; the transport's counters count what
 //! the API did.
 
-use crate::transport_daemon::{Broker, eventually, start_daemon, stop_gracefully};
+use crate::transport_daemon::{Broker, eventually, stop_gracefully};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::time::Duration;
@@ -105,9 +105,6 @@ async fn the_api_works_a_transport_queue(broker: Broker) {
     let name = broker.name();
     let config = format!(
         r#"
-[http]
-address = "127.0.0.1:0"
-
 [[queue]]
 name = "local"
 
@@ -122,10 +119,10 @@ backoff = {{ baseMs = 50, capMs = 100 }}
 url = "{name}://127.0.0.1:{port}"
 "#
     );
-    let (mut daemon, address, _log) = start_daemon(dir.path(), &config);
+    let mut running = crate::api_daemon::start(dir.path(), &config);
     let api = Api {
         client: chime_native::worker::http::client(Duration::from_secs(10)).unwrap(),
-        base: format!("http://{address}"),
+        base: running.base.clone(),
     };
 
     // Until the queue is declared in its broker its verbs are 503.
@@ -372,7 +369,7 @@ url = "{name}://127.0.0.1:{port}"
         );
     }
 
-    assert!(stop_gracefully(&mut daemon).success());
+    assert!(stop_gracefully(&mut running.daemon.0).success());
     server.kill().unwrap();
     server.wait().unwrap();
 }

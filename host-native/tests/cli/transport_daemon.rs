@@ -11,7 +11,6 @@
 //! published, three retried, three dead-lettered, three dead in depth.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -255,46 +254,6 @@ async fn counters_move_exactly(client: &reqwest::Client, address: &str, transpor
     assert!(!m.contains(r#"transport="local""#), "{m}");
 }
 
-/// `chime run` on `config` (written to `dir/chime.toml`, data in
-/// `dir/data`), JSON logs: the process, its listener's address and its
-/// log lines from then on.
-pub fn start_daemon(dir: &Path, config: &str) -> (Child, String, std::sync::mpsc::Receiver<Value>) {
-    let path = dir.join("chime.toml");
-    std::fs::write(&path, config).unwrap();
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_chime"))
-        .args(["--log-format", "json", "run", "--config"])
-        .arg(&path)
-        .arg("--data")
-        .arg(dir.join("data"))
-        .env("CHIME_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = daemon.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str(&line)
-                && tx.send(v).is_err()
-            {
-                break;
-            }
-        }
-    });
-    let address = loop {
-        let l = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("HTTP listener up");
-        let msg = l["fields"]["message"].as_str().unwrap_or_default();
-        if msg.starts_with("HTTP listener up") {
-            break l["fields"]["address"].as_str().unwrap().to_owned();
-        }
-    };
-    (daemon, address, rx)
-}
-
 /// The whole scenario on `broker`.
 pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: Broker) {
     let dir = tempfile::tempdir().unwrap();
@@ -304,9 +263,6 @@ pub async fn a_queue_in_a_broker_is_published_worked_and_health_checked(broker: 
     let out = dir.path().join("out.txt");
     let config = format!(
         r#"
-[http]
-address = "127.0.0.1:0"
-
 [[queue]]
 name = "planner"
 transport = "{name}"
@@ -360,8 +316,9 @@ url = "{name}://127.0.0.1:{port}"
         out = out.display(),
         name = broker.name()
     );
-    // Held to the end: its reader keeps the daemon's stderr drained.
-    let (mut daemon, address, _log) = start_daemon(dir.path(), &config);
+    let mut api = crate::api_daemon::start(dir.path(), &config);
+    let address = api.base.trim_start_matches("http://").to_owned();
+    let daemon = &mut api.daemon.0;
     let client = chime_native::worker::http::client(Duration::from_secs(10)).unwrap();
     let health_url = format!("http://{address}/healthz");
 
@@ -441,7 +398,7 @@ url = "{name}://127.0.0.1:{port}"
     })
     .await;
 
-    assert!(stop_gracefully(&mut daemon).success());
+    assert!(stop_gracefully(daemon).success());
     let _ = server.kill();
     let _ = server.wait();
 }
