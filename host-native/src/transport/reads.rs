@@ -51,26 +51,17 @@ impl WithTransports {
             .find(|t| t.queues().iter().any(|q| q == queue))
     }
 
-    /// The depth of each of `queues` in its broker, all read at once, each
-    /// within 2 s (`None`: no answer): a broker that is down delays a
-    /// read by 2 s however many of its queues there are.
-    async fn depths<'a>(
-        &self,
-        queues: &'a [(Arc<dyn Transport>, String)],
-    ) -> Vec<(&'a Arc<dyn Transport>, &'a str, Option<super::Depth>)> {
-        let reads = queues.iter().map(|(t, q)| async move {
-            let d = tokio::time::timeout(Duration::from_secs(2), t.depth(q)).await;
-            (t, q.as_str(), d.ok().and_then(Result::ok))
+    /// Every transport queue, its transport and its depth in the broker,
+    /// all read at once, each within 2 s (`None`: no answer): a broker
+    /// that is down delays a read by 2 s however many queues it has.
+    async fn depths(&self) -> Vec<(&Arc<dyn Transport>, String, Option<super::Depth>)> {
+        let reads = self.transports.iter().flat_map(|t| {
+            t.queues().into_iter().map(move |q| async move {
+                let d = tokio::time::timeout(Duration::from_secs(2), t.depth(&q)).await;
+                (t, q, d.ok().and_then(Result::ok))
+            })
         });
         futures_util::future::join_all(reads).await
-    }
-
-    /// Every transport queue with its transport.
-    fn transport_queues(&self) -> Vec<(Arc<dyn Transport>, String)> {
-        self.transports
-            .iter()
-            .flat_map(|t| t.queues().into_iter().map(|q| (t.clone(), q)))
-            .collect()
     }
 
     /// Pings every transport, each within `wait`.
@@ -117,13 +108,12 @@ impl ReadBackend for WithTransports {
 
     fn metrics(&self) -> PortFuture<'_, String> {
         Box::pin(async move {
-            let queues = self.transport_queues();
-            for (t, q, d) in self.depths(&queues).await {
+            for (t, q, d) in self.depths().await {
                 // A broker that does not answer keeps its last values.
                 for (state, n) in d.iter().flat_map(|d| d.states()) {
                     self.handle
                         .metrics()
-                        .set_transport_depth(t.backend(), q, state, n);
+                        .set_transport_depth(t.backend(), &q, state, n);
                 }
             }
             if let Some(o) = &self.outbox {
@@ -164,8 +154,7 @@ impl ReadBackend for WithTransports {
     fn queues(&self) -> PortFuture<'_, QueueList> {
         Box::pin(async move {
             let mut list = ReadBackend::queues(&self.handle).await?;
-            let queues = self.transport_queues();
-            let depths = self.depths(&queues).await;
+            let depths = self.depths().await;
             for q in &mut list.queues {
                 let Some((_, _, d)) = depths.iter().find(|(_, name, _)| *name == q.queue) else {
                     continue;

@@ -326,6 +326,22 @@ url = "{name}://127.0.0.1:{port}"
         let rest = api.chime(&["jobs", "remote", "--limit", "2", "--cursor", &cursor]);
         assert_eq!(rest["jobs"][0]["id"], r3, "{rest}");
         assert_eq!(rest["next"], Value::Null, "{rest}");
+        // Cursors outside Redis's ids (an engine id, the largest u64) are
+        // empty ranges, not errors or other backends' jobs.
+        for q in [
+            format!("after={}", u64::MAX),
+            "before=1".to_owned(),
+            format!("after={r3}"),
+        ] {
+            let v = api
+                .ok("GET", &format!("/v1/queues/remote/jobs?{q}"), None)
+                .await;
+            assert_eq!(
+                (v["jobs"].as_array().map(Vec::len), &v["next"]),
+                (Some(0), &Value::Null),
+                "{q}: {v}"
+            );
+        }
     } else {
         let (s, v) = api.call("GET", "/v1/queues/remote/jobs", None).await;
         assert_eq!((s, v["error"].as_str()), (501, Some("unsupported")), "{v}");
